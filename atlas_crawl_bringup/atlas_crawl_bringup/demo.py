@@ -1,0 +1,107 @@
+"""The project's main job (README command 1 runs it after building).
+
+A dispatcher: runs, in order, every demo whose module exists in the built
+workspace, and says clearly which ones are not there yet. Each entry names a
+module with a ``main`` function; ``main`` gets an argv list (``--quick`` is
+passed through when given) or, if it takes no arguments, sees it in sys.argv.
+
+    python -m atlas_crawl_bringup.demo [--quick] [--list]
+
+Exit status: 0 if every available demo succeeded (also when none is available
+yet), 1 if any demo failed.
+"""
+import argparse
+import importlib
+import importlib.util
+import inspect
+import sys
+import time
+import traceback
+
+# (title, module, argv for --quick, argv otherwise). Grows with the project.
+DEMOS = (
+    ('kinematics benchmark (ours vs MuJoCo, issue 2 sec. 5)',
+     'atlas_crawl_kinematics.benchmark', ['--quick'], []),
+)
+
+
+def _import(module):
+    """Import `module`; None if it (or its package) does not exist yet.
+
+    A missing dependency *inside* an existing module is a real error and is raised.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        parts = module.split('.')
+        missing = {'.'.join(parts[:i + 1]) for i in range(len(parts))}
+        if exc.name in missing:
+            return None
+        raise
+
+
+def _exists(module):
+    """True if `module` can be found (imports its parent packages, not the module)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _call_main(mod, argv):
+    fn = getattr(mod, 'main', None)
+    if fn is None:
+        raise RuntimeError('%s has no main()' % mod.__name__)
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if params:
+        return fn(list(argv))
+    saved = sys.argv
+    sys.argv = [mod.__name__] + list(argv)
+    try:
+        return fn()
+    finally:
+        sys.argv = saved
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m atlas_crawl_bringup.demo',
+                                     description=__doc__.split('\n\n')[0])
+    parser.add_argument('--quick', action='store_true', help='short settings (smoke run)')
+    parser.add_argument('--list', action='store_true', help='list demos and whether they exist')
+    args = parser.parse_args(argv)
+
+    failed, ran, missing = [], [], []
+    for title, module, quick_argv, full_argv in DEMOS:
+        if args.list:
+            print('%-60s %s' % (title, 'available' if _exists(module) else 'not built yet'))
+            continue
+        mod = _import(module)
+        if mod is None:
+            missing.append(title)
+            print('[demo] SKIP %s: module %s does not exist yet in this workspace.'
+                  % (title, module), flush=True)
+            continue
+        demo_argv = quick_argv if args.quick else full_argv
+        print('[demo] RUN  %s: %s.main(%s)' % (title, module, demo_argv), flush=True)
+        t0 = time.monotonic()
+        try:
+            rc = _call_main(mod, demo_argv)
+        except SystemExit as exc:
+            rc = exc.code
+        except Exception:  # report and continue with the next demo
+            traceback.print_exc()
+            rc = 1
+        dt = time.monotonic() - t0
+        ok = rc in (None, 0)
+        (ran if ok else failed).append(title)
+        print('[demo] %s %s (%.1f s)' % ('DONE' if ok else 'FAIL', title, dt), flush=True)
+    if args.list:
+        return 0
+    print('[demo] summary: %d ran ok, %d failed, %d not available yet'
+          % (len(ran), len(failed), len(missing)), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
