@@ -20,6 +20,8 @@ set +u
 . "$HERE/env.sh"
 set -u
 export PYTHONDONTWRITEBYTECODE=1
+# Generated message classes check field types/ranges only when asked (Jazzy): ask, in tests.
+export ROS_PYTHON_CHECK_FIELDS="${ROS_PYTHON_CHECK_FIELDS:-1}"
 # Tests stay on this host and, by default, on a domain of their own per run, so that
 # concurrent test runs on the same machine do not see each other's nodes.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST

@@ -64,6 +64,14 @@ fi
 # colcon crawls the workspace recursively; the venv's share/ holds ~90 package.xml of the
 # ROS wheels, which must not be picked up as workspace packages.
 touch "$VENV/COLCON_IGNORE"
+# The venv is an ament prefix (the ROS wheels install share/ament_index there); colcon warns
+# about every AMENT_PREFIX_PATH entry without local_setup.* files. Its environment is set
+# by env.sh, so these are deliberately empty.
+for ext in sh bash; do
+  [ -e "$VENV/local_setup.$ext" ] || \
+    echo "# atlas_crawl: empty on purpose; the venv environment is set by atlas_crawl_bringup/scripts/env.sh" \
+      > "$VENV/local_setup.$ext"
+done
 
 # --- 2. pinned requirements ----------------------------------------------------------------
 want="$( { sha256sum < "$REQ"; "$VENV/bin/python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"

@@ -55,14 +55,18 @@ def test_defaults():
 
 
 def test_field_checks_reject_bad_values():
+    # Jazzy checks field types/ranges only on request (check_fields=True or
+    # ROS_PYTHON_CHECK_FIELDS=1, which run_tests.sh sets for the whole suite).
     with pytest.raises(AssertionError):
-        Crawl.Goal(direction=256)          # uint8 out of range
+        Crawl.Goal(direction=256, check_fields=True)          # uint8 out of range
     with pytest.raises(AssertionError):
-        Crawl.Goal(cycles=1.5)             # int32 needs an int
+        Crawl.Goal(cycles=1.5, check_fields=True)             # int32 needs an int
     with pytest.raises(AssertionError):
-        SupportState(contacts=[ContactState()] * 3)   # fixed size 4
+        SupportState(contacts=[ContactState()] * 3, check_fields=True)   # fixed size 4
     with pytest.raises(AssertionError):
-        ControllerReference(stance=[True, True, False])  # fixed size 4
+        ControllerReference(stance=[True, True, False], check_fields=True)  # fixed size 4
+    ok = Crawl.Goal(direction=Crawl.Goal.DIRECTION_BACKWARD, cycles=2, check_fields=True)
+    assert ok.direction == 1 and ok.cycles == 2
 
 
 def _roundtrip(msg):
