@@ -84,6 +84,7 @@ TARGETS = {
         "velocity_m_s": (">=", 0.30),
         "drift_per_gait_m": ("<=", 0.02),
         "turn_per_gait_deg": ("<=", 0.5),
+        "abs_turn_per_gait_deg": ("<=", 0.5),
         "fell": ("<=", 0.0),
         "margin_min_m": (">=", 0.03),
     },
