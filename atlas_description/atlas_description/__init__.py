@@ -53,6 +53,7 @@ SOLE_FRAME_PARENTS: tuple[str, ...] = ("l_foot", "r_foot")
 SIM_CHOICES: tuple[str, ...] = ("none", "gazebo", "mujoco")
 
 _XACRO_REL = Path("urdf") / "atlas.urdf.xacro"
+_FILE_ARGS = ("initial_positions_file", "controllers_file")
 
 
 def _source_share() -> Path:
@@ -128,6 +129,8 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
 
     Raises:
         ValueError: unknown ``sim`` or unknown xacro argument name.
+        FileNotFoundError: ``initial_positions_file`` does not exist (relative paths are taken relative to
+            the current working directory; ``controllers_file`` is only made absolute, Gazebo reads it later).
     """
     if sim not in SIM_CHOICES:
         raise ValueError(f"sim must be one of {SIM_CHOICES}, got {sim!r}")
@@ -138,7 +141,15 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
     import xacro  # PyPI xacro (2.x); imported lazily so importing this module stays cheap
 
     mappings = {"ros2_control": _arg_str(bool(ros2_control)), "sim": sim}
-    mappings.update({k: _arg_str(v) for k, v in xacro_args.items()})
+    for k, v in xacro_args.items():
+        v = _arg_str(v)
+        if k in _FILE_ARGS and v:
+            # xacro resolves relative paths against the xacro file's directory; make them relative to the
+            # caller's working directory instead, and fail early with a clear message.
+            v = os.path.abspath(os.path.expanduser(v))
+            if k == "initial_positions_file" and not os.path.isfile(v):  # read by xacro now
+                raise FileNotFoundError(f"xacro argument {k}: no such file {v}")
+        mappings[k] = v
     doc = xacro.process_file(xacro_path(), mappings=mappings)
     return doc.toprettyxml(indent="  ")
 
@@ -162,7 +173,7 @@ def main(argv=None) -> int:
         extra[k] = v
     try:
         text = urdf_string(ros2_control=ns.ros2_control, sim=ns.sim, **extra)
-    except ValueError as e:
+    except (ValueError, FileNotFoundError) as e:
         p.error(str(e))
     if ns.output:
         Path(ns.output).write_text(text)
