@@ -1,0 +1,314 @@
+"""Contact (stance) inference for the four crawling contacts LW, RW, LK, RK — plain Python, no ROS.
+
+Three estimators, selectable by the ``method`` parameter (config/contact_inference_parameters.yaml):
+
+* :class:`HeightEstimator` — thesis §3.4.1: a contact point is in stance when its height above the ground is below a
+  threshold (with hysteresis so a limb hovering at the threshold does not chatter).
+* :class:`VelocityEstimator` — thesis §4.3.2: a limb is in stance when its horizontal speed is below
+  ``ratio`` (0.1) × the maximum horizontal speed that limb reached over a sliding window.  If the maximum itself is
+  tiny (robot at rest) every limb is in stance.
+* :class:`EffortEstimator` — the thesis' future work: loading inferred from joint efforts.  Per limb one or more
+  joints' filtered absolute torques are summed and compared with an on/off threshold pair (hysteresis).  Thresholds
+  are per limb; calibrate them with ``contact_inference_eval`` (precision/recall against the simulator's contacts).
+
+All estimators take the same per-sample input: time [s], contact-point positions (4, 3) in the world frame (z up,
+ground at ``ground_height_m``), joint efforts (28,) in the team joint order.  They never raise on NaN input: a
+non-finite sample leaves the previous decision unchanged and sets confidence to 0 for the affected limb.
+
+:func:`support_from_contacts` turns a decision into the support polygon, CoM projection and signed static
+stability margin (atlas_crawl_kinematics.support), and :func:`precision_recall` scores a decision sequence against
+ground truth.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from .parameters import ParamValues, load_parameter_file
+from .robot_info import JOINT_INDEX, LIMB_NAMES
+
+__all__ = [
+    "METHODS",
+    "ContactEstimate",
+    "HeightEstimator",
+    "VelocityEstimator",
+    "EffortEstimator",
+    "ContactInference",
+    "SupportEstimate",
+    "support_from_contacts",
+    "precision_recall",
+    "default_parameters",
+]
+
+METHODS = ("height", "velocity", "effort")
+PARAMETER_FILE = "contact_inference_parameters.yaml"
+
+
+def default_parameters() -> ParamValues:
+    return load_parameter_file(PARAMETER_FILE).values()
+
+
+@dataclass
+class ContactEstimate:
+    in_contact: np.ndarray  # (4,) bool, order LW RW LK RK
+    confidence: np.ndarray  # (4,) in [0, 1]
+    method: str
+
+
+def _check_inputs(contact_pos, efforts):
+    p = np.asarray(contact_pos, dtype=float)
+    if p.shape != (4, 3):
+        raise ValueError(f"contact positions must have shape (4, 3) (LW RW LK RK × xyz); got {p.shape}")
+    e = None
+    if efforts is not None:
+        e = np.asarray(efforts, dtype=float)
+        if e.shape != (28,):
+            raise ValueError(f"joint efforts must have shape (28,) in the team order; got {e.shape}")
+    return p, e
+
+
+class HeightEstimator:
+    """Thesis §3.4.1: stance while height < threshold; leaves stance above threshold + hysteresis."""
+
+    name = "height"
+
+    def __init__(self, threshold_m: float, hysteresis_m: float, ground_height_m: float = 0.0):
+        self.threshold_m = float(threshold_m)
+        self.hysteresis_m = float(hysteresis_m)
+        self.ground_height_m = float(ground_height_m)
+        self.reset()
+
+    def reset(self):
+        self.state = np.ones(4, dtype=bool)
+
+    def update(self, t_s: float, contact_pos, efforts=None) -> ContactEstimate:
+        p, _ = _check_inputs(contact_pos, efforts)
+        h = p[:, 2] - self.ground_height_m
+        conf = np.zeros(4)
+        for i in range(4):
+            if not np.isfinite(h[i]):
+                continue
+            if self.state[i]:
+                self.state[i] = h[i] < self.threshold_m + self.hysteresis_m
+            else:
+                self.state[i] = h[i] < self.threshold_m
+            # Confidence: distance from the switching threshold, saturating at one threshold width.
+            conf[i] = float(np.clip(abs(h[i] - self.threshold_m) / max(self.threshold_m, 1e-6), 0.0, 1.0))
+        return ContactEstimate(self.state.copy(), conf, self.name)
+
+
+class VelocityEstimator:
+    """Thesis §4.3.2: stance when horizontal speed < ratio × the limb's max horizontal speed over a window."""
+
+    name = "velocity"
+
+    def __init__(self, window_s: float, ratio: float, min_max_speed_mps: float, filter_tau_s: float):
+        self.window_s = float(window_s)
+        self.ratio = float(ratio)
+        self.min_max_speed_mps = float(min_max_speed_mps)
+        self.filter_tau_s = float(filter_tau_s)
+        self.reset()
+
+    def reset(self):
+        self._last_t: Optional[float] = None
+        self._last_p: Optional[np.ndarray] = None
+        self._speed = np.zeros(4)
+        self._hist: deque = deque()  # (t, speeds(4,))
+        self.state = np.ones(4, dtype=bool)
+
+    def update(self, t_s: float, contact_pos, efforts=None) -> ContactEstimate:
+        p, _ = _check_inputs(contact_pos, efforts)
+        t = float(t_s)
+        conf = np.zeros(4)
+        finite = np.all(np.isfinite(p), axis=1)
+        if self._last_t is None or not np.isfinite(t) or t <= self._last_t or self._last_p is None:
+            if np.isfinite(t) and (self._last_t is None or t < self._last_t):
+                # first sample or time went backwards (sim reset): restart the history
+                self._hist.clear()
+                self._last_t = t
+                self._last_p = np.where(finite[:, None], p, np.nan)
+            return ContactEstimate(self.state.copy(), conf, self.name)
+        dt = t - self._last_t
+        v = np.linalg.norm((p[:, :2] - self._last_p[:, :2]) / dt, axis=1)
+        ok = np.isfinite(v)
+        a = dt / (self.filter_tau_s + dt) if self.filter_tau_s > 0 else 1.0
+        self._speed[ok] = (1 - a) * self._speed[ok] + a * v[ok]
+        self._last_t = t
+        self._last_p = np.where(finite[:, None], p, self._last_p)
+        self._hist.append((t, self._speed.copy()))
+        while self._hist and self._hist[0][0] < t - self.window_s:
+            self._hist.popleft()
+        vmax = np.max(np.stack([s for _, s in self._hist]), axis=0)
+        for i in range(4):
+            if not ok[i]:
+                continue
+            if vmax[i] < self.min_max_speed_mps:
+                self.state[i] = True
+                conf[i] = 1.0
+                continue
+            thr = self.ratio * vmax[i]
+            self.state[i] = self._speed[i] < thr
+            conf[i] = float(np.clip(abs(self._speed[i] - thr) / thr, 0.0, 1.0))
+        return ContactEstimate(self.state.copy(), conf, self.name)
+
+
+class EffortEstimator:
+    """Loading from joint efforts: Σ filtered |τ_j| over each limb's joints vs per-limb on/off thresholds."""
+
+    name = "effort"
+
+    def __init__(self, joints: Sequence[Sequence[str]], on_threshold_nm: Sequence[float],
+                 off_threshold_nm: Sequence[float], filter_tau_s: float):
+        if len(joints) != 4 or len(on_threshold_nm) != 4 or len(off_threshold_nm) != 4:
+            raise ValueError("effort estimator needs 4 joint groups and 4 on/off thresholds (LW RW LK RK)")
+        self.indices = []
+        for group in joints:
+            idx = []
+            for j in group:
+                if j not in JOINT_INDEX:
+                    raise ValueError(f"unknown joint {j!r}")
+                idx.append(JOINT_INDEX[j])
+            if not idx:
+                raise ValueError("every limb needs at least one joint")
+            self.indices.append(np.array(idx))
+        self.on = np.asarray(on_threshold_nm, dtype=float)
+        self.off = np.asarray(off_threshold_nm, dtype=float)
+        if np.any(self.off > self.on):
+            raise ValueError("effort off thresholds must be <= on thresholds (hysteresis)")
+        self.filter_tau_s = float(filter_tau_s)
+        self.reset()
+
+    def reset(self):
+        self._last_t: Optional[float] = None
+        self._load = np.zeros(4)
+        self.state = np.ones(4, dtype=bool)
+
+    def load(self, efforts) -> np.ndarray:
+        e = np.asarray(efforts, dtype=float)
+        return np.array([np.sum(np.abs(e[idx])) for idx in self.indices])
+
+    def update(self, t_s: float, contact_pos, efforts=None) -> ContactEstimate:
+        _check_inputs(np.zeros((4, 3)) if contact_pos is None else contact_pos, efforts)
+        conf = np.zeros(4)
+        if efforts is None:
+            return ContactEstimate(self.state.copy(), conf, self.name)
+        raw = self.load(efforts)
+        t = float(t_s)
+        ok = np.isfinite(raw)
+        if self._last_t is None or not np.isfinite(t) or t < self._last_t:
+            self._load[ok] = raw[ok]
+        else:
+            dt = t - self._last_t
+            a = dt / (self.filter_tau_s + dt) if self.filter_tau_s > 0 else 1.0
+            self._load[ok] = (1 - a) * self._load[ok] + a * raw[ok]
+        if np.isfinite(t):
+            self._last_t = t
+        for i in range(4):
+            if not ok[i]:
+                continue
+            if self.state[i]:
+                self.state[i] = self._load[i] >= self.off[i]
+            else:
+                self.state[i] = self._load[i] >= self.on[i]
+            mid = 0.5 * (self.on[i] + self.off[i])
+            conf[i] = float(np.clip(abs(self._load[i] - mid) / max(mid, 1e-6), 0.0, 1.0))
+        return ContactEstimate(self.state.copy(), conf, self.name)
+
+
+def make_estimator(method: str, p: ParamValues):
+    if method == "height":
+        return HeightEstimator(p["height.threshold_m"], p["height.hysteresis_m"], p["ground_height_m"])
+    if method == "velocity":
+        return VelocityEstimator(p["velocity.window_s"], p["velocity.ratio"], p["velocity.min_max_speed_mps"],
+                                 p["velocity.filter_tau_s"])
+    if method == "effort":
+        groups = [p[f"effort.joints_{limb.lower()}"] for limb in LIMB_NAMES]
+        return EffortEstimator(groups, p["effort.on_threshold_nm"], p["effort.off_threshold_nm"],
+                               p["effort.filter_tau_s"])
+    raise ValueError(f"unknown contact inference method {method!r} (known: {METHODS})")
+
+
+class ContactInference:
+    """Runs the estimator selected by ``params.method``; :meth:`set_params` validates by building, then swaps."""
+
+    def __init__(self, params: Optional[ParamValues] = None):
+        self.params = params if params is not None else default_parameters()
+        self.estimator = make_estimator(self.params["method"], self.params)
+
+    @property
+    def method(self) -> str:
+        return self.estimator.name
+
+    def set_params(self, params: ParamValues) -> Optional[str]:
+        """Apply new parameters; returns None on success or a reason (and changes nothing)."""
+        try:
+            est = make_estimator(params["method"], params)
+        except (ValueError, KeyError) as e:
+            return str(e)
+        # Keep the estimator's state when only thresholds of the same method change.
+        if est.name == self.estimator.name and hasattr(self.estimator, "state"):
+            est.state = self.estimator.state.copy()
+        self.params = params
+        self.estimator = est
+        return None
+
+    def reset(self):
+        self.estimator.reset()
+
+    def update(self, t_s: float, contact_pos, efforts=None) -> ContactEstimate:
+        return self.estimator.update(t_s, contact_pos, efforts)
+
+
+@dataclass
+class SupportEstimate:
+    polygon_xy: np.ndarray          # (k, 2) CCW, k = 0 if no contact
+    com_xy: np.ndarray              # (2,)
+    margin_m: float                 # signed, + inside; -inf if no contact
+    statically_stable: bool         # >= 3 stance contacts and margin > min_margin_m
+
+
+def support_from_contacts(in_contact, contact_pos, com_pos, min_margin_m: float = 0.0) -> SupportEstimate:
+    """Support polygon of the stance contacts, CoM projection and signed margin (thesis §2.3, §4.3.1).
+
+    ``contact_pos`` (4, 3) and ``com_pos`` (3,) must be in the same frame with z along gravity (world or spatial).
+    """
+    from atlas_crawl_kinematics.support import stability_margin, support_polygon
+    c = np.asarray(in_contact, dtype=bool).reshape(4)
+    p = np.asarray(contact_pos, dtype=float).reshape(4, 3)
+    com = np.asarray(com_pos, dtype=float).reshape(-1)[:2]
+    pts = p[c & np.all(np.isfinite(p), axis=1), :2]
+    if pts.shape[0] == 0 or not np.all(np.isfinite(com)):
+        return SupportEstimate(np.zeros((0, 2)), com, float("-inf"), False)
+    poly = support_polygon(pts)
+    m = stability_margin(com, poly)
+    return SupportEstimate(poly, com, m, bool(pts.shape[0] >= 3 and m > min_margin_m))
+
+
+def precision_recall(pred, truth) -> Dict[str, Dict[str, float]]:
+    """Per-limb and overall precision/recall/F1/accuracy of stance decisions (True = stance = positive class).
+
+    pred, truth: (N, 4) bool.  Precision = TP/(TP+FP), recall = TP/(TP+FN); NaN when undefined.
+    """
+    pr = np.asarray(pred, dtype=bool)
+    tr = np.asarray(truth, dtype=bool)
+    if pr.shape != tr.shape or pr.ndim != 2 or pr.shape[1] != 4:
+        raise ValueError(f"pred and truth must both be (N, 4); got {pr.shape} and {tr.shape}")
+
+    def score(a, b):
+        tp = int(np.sum(a & b))
+        fp = int(np.sum(a & ~b))
+        fn = int(np.sum(~a & b))
+        tn = int(np.sum(~a & ~b))
+        prec = tp / (tp + fp) if tp + fp else float("nan")
+        rec = tp / (tp + fn) if tp + fn else float("nan")
+        f1 = 2 * prec * rec / (prec + rec) if (tp and prec + rec) else float("nan")
+        acc = (tp + tn) / max(a.size, 1)
+        return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "tp": tp, "fp": fp, "fn": fn,
+                "tn": tn}
+
+    out = {limb: score(pr[:, i], tr[:, i]) for i, limb in enumerate(LIMB_NAMES)}
+    out["all"] = score(pr.reshape(-1), tr.reshape(-1))
+    return out

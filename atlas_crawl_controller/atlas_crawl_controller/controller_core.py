@@ -1,0 +1,464 @@
+"""The crawl controller core: the object the ros2_control plugin wraps and the MuJoCo node hosts (DESIGN §2, §4).
+
+Life cycle (mirrors ``controller_interface::ControllerInterface``)::
+
+    core = CrawlControllerCore()
+    core.configure(params)            # on_configure: parameters (validated), limits from the URDF
+    core.activate(q_measured)         # on_activate: hold the measured pose (clamped into the limits)
+    loop at update_rate_hz:
+        cmd = core.update(time_s, period_s, position, velocity, effort, pelvis_pose)   # read → update → write
+    core.set_reference(ref)           # from the reference topic (returns (accepted, reason))
+    core.status()                     # for the status publisher
+    core.deactivate()                 # on_deactivate: stop tracking, keep the last safe pose
+
+``update`` takes and returns flat numpy arrays in the team joint order (``robot_info.JOINT_NAMES``): position,
+velocity, effort (28,) each, ``pelvis_pose`` (7,) = ``[x, y, z, qx, qy, qz, qw]`` (world frame, ROS quaternion
+order), and returns the joint position command (28,) (a view of an internal buffer — copy it if you keep it).  That
+is exactly what a C++ plugin copies from its state interfaces and back to its command interfaces.
+
+Guarantees (tested in test_controller_core.py):
+
+* Every command is finite and inside ``[lower + limit_margin_rad, upper − limit_margin_rad]`` (final clamp; NaN
+  guard: a non-finite intermediate result is replaced by the last safe command), and no joint's command changes by
+  more than ``max_command_velocity_radps × period`` per update (rate limiter).
+* Bad references (NaN/inf, wrong sizes, unknown/duplicate joints, targets outside the limits by more than
+  ``limit_tolerance_rad``, non-positive or too long durations, unavailable modes, inactive controller) are
+  rejected with a reason; the previous reference continues untouched.
+* Non-finite measured state: the controller keeps its last safe command and reports the reason.
+* Watchdog: a reference is "alive" until ``duration_s + watchdog_timeout_s`` after it was received; if nothing
+  new (a new reference or a ``MODE_HOLD`` keep-alive) arrives in time the controller enters ``WATCHDOG_HOLD``,
+  freezing the last safe command until the next accepted reference.
+
+Reference modes (atlas_crawl_msgs/ControllerReference):
+
+* ``MODE_KEYFRAME`` — joint targets ``q*`` (all 28 or a named subset; the rest keep their command) reached after
+  ``T`` s with SmoothMove's synchronised minimum-jerk profile (thesis §4.1; SmoothMove stretches ``T`` if a joint
+  would exceed its velocity limit).  ``reached`` once the profile ended and the measured joints are within
+  ``reached_tolerance_rad`` of their targets, or ``settle_timeout_s`` after the end (a position servo under load
+  may never get inside the tolerance; the sequencer must not wait forever).
+* ``MODE_CARTESIAN`` — contact set-points + stance + ``T``: accepted only when a Cartesian solver is plugged in
+  (:meth:`CrawlControllerCore.set_cartesian_solver`; the IIK / CoM-modulated IIK of atlas_crawl_kinematics); the
+  solver runs at ``iik_rate_hz`` on a minimum-jerk interpolation of the set-points and the joint command is
+  interpolated linearly between solves.  Without a solver the reference is rejected with that reason.
+* ``MODE_HOLD`` — hold the current command (keep-alive for the watchdog).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .parameters import ParameterError, ParamValues, load_parameter_file
+from .robot_info import JOINT_INDEX, JOINT_NAMES, joint_limits
+from .smooth_move import min_jerk
+
+__all__ = [
+    "Mode",
+    "State",
+    "Reference",
+    "Status",
+    "CrawlControllerCore",
+    "PARAMETER_FILE",
+    "parameter_set",
+]
+
+PARAMETER_FILE = "crawl_controller_parameters.yaml"
+N = len(JOINT_NAMES)
+
+
+def parameter_set():
+    return load_parameter_file(PARAMETER_FILE)
+
+
+class Mode(IntEnum):
+    """Same values as atlas_crawl_msgs/ControllerReference MODE_*."""
+    HOLD = 0
+    KEYFRAME = 1
+    CARTESIAN = 2
+
+
+class State(IntEnum):
+    """Same values as atlas_crawl_msgs/ControllerStatus STATE_*."""
+    INACTIVE = 0
+    HOLDING = 1
+    TRACKING = 2
+    WATCHDOG_HOLD = 3
+    ERROR = 4
+
+
+@dataclass
+class Reference:
+    mode: int
+    sequence_id: int = 0
+    joint_names: Sequence[str] = ()
+    joint_positions_rad: Sequence[float] = ()
+    duration_s: float = 0.0
+    contact_targets: Optional[np.ndarray] = None   # (4, 3) world frame, LW RW LK RK
+    stance: Sequence[bool] = (True, True, True, True)
+    com_modulation: bool = False
+
+
+@dataclass
+class Status:
+    sequence_id: int = 0
+    accepted: bool = True
+    reached: bool = True
+    reason: str = ""
+    task_error_m: float = 0.0
+    iterations: int = 0
+    stability_margin_m: float = 0.0
+    state: int = State.INACTIVE
+    tracking_error_rad: float = 0.0
+    duration_s: float = 0.0           # effective duration (after SmoothMove stretching)
+    nonfinite_inputs: int = 0         # count of updates with non-finite state
+    clamped_commands: int = 0         # count of updates where the final clamp/rate limit changed the command
+    extra: dict = field(default_factory=dict)
+
+
+# Solver signature for Cartesian references: (q_seed (28,), pelvis_pose (7,), targets (4,3) world, stance (4,),
+# com_modulation) -> (q (28,), iterations, task_error_m, stability_margin_m)
+CartesianSolver = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool], Tuple[np.ndarray, int, float, float]]
+# Contact-point forward kinematics for the Cartesian interpolation start: (q, pelvis_pose) -> (4, 3) world
+ContactFK = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class CrawlControllerCore:
+    """Joint-position controller core for the crawling Atlas (see the module docstring for the contract)."""
+
+    def __init__(self):
+        lo, hi, vel, _ = joint_limits()
+        self.urdf_lower = np.array(lo, float)
+        self.urdf_upper = np.array(hi, float)
+        self.urdf_velocity = np.array(vel, float)
+        self.params: Optional[ParamValues] = None
+        self._pset = parameter_set()
+        self._solver: Optional[CartesianSolver] = None
+        self._contact_fk: Optional[ContactFK] = None
+        self._cmd = np.zeros(N)          # output buffer (returned by update)
+        self._safe = np.zeros(N)         # last safe command
+        self._state = State.INACTIVE
+        self._status = Status(state=State.INACTIVE, reached=False, reason="not configured")
+        self._configured = False
+        self._reset_motion()
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+    def configure(self, params=None) -> None:
+        """Validate and store parameters (dict of dotted names / nested dicts, ParamValues, or None = defaults).
+
+        Raises ParameterError with the reason; nothing changes then.
+        """
+        values = self._validate_params(params)
+        self.params = values
+        self._apply_limits()
+        self._configured = True
+        self._state = State.INACTIVE
+        self._status = Status(state=State.INACTIVE, reached=False, reason="configured, not active")
+
+    def _validate_params(self, params) -> ParamValues:
+        if isinstance(params, ParamValues):
+            values = self._pset.values(params.as_dict())
+        else:
+            values = self._pset.values(params or {})
+        if values["iik_rate_hz"] > values["update_rate_hz"]:
+            raise ParameterError(f"iik_rate_hz ({values['iik_rate_hz']}) must be <= update_rate_hz "
+                                 f"({values['update_rate_hz']})")
+        return values
+
+    def set_params(self, params) -> Optional[str]:
+        """Runtime parameter change: returns None when applied, else the reason (nothing changed)."""
+        try:
+            values = self._validate_params(params)
+        except ParameterError as e:
+            return str(e)
+        self.params = values
+        self._apply_limits()
+        return None
+
+    def _apply_limits(self):
+        m = self.params["limit_margin_rad"]
+        self.lower = self.urdf_lower + m
+        self.upper = self.urdf_upper - m
+        bad = self.lower > self.upper
+        mid = 0.5 * (self.urdf_lower + self.urdf_upper)
+        self.lower[bad] = mid[bad]
+        self.upper[bad] = mid[bad]
+
+    def activate(self, position) -> np.ndarray:
+        """Start holding the measured pose (clamped into the limits; non-finite joints → range midpoint)."""
+        if not self._configured:
+            raise RuntimeError("activate() before configure()")
+        q = np.asarray(position, float).reshape(-1)
+        if q.shape != (N,):
+            raise ValueError(f"position must have shape ({N},), got {q.shape}")
+        mid = 0.5 * (self.lower + self.upper)
+        q = np.where(np.isfinite(q), q, mid)
+        self._safe[:] = np.clip(q, self.lower, self.upper)
+        self._cmd[:] = self._safe
+        self._reset_motion()
+        self._hold_target = self._safe.copy()
+        self._state = State.HOLDING
+        self._last_time = None
+        self._status = Status(state=State.HOLDING, reached=True)
+        return self._cmd
+
+    def deactivate(self) -> None:
+        self._reset_motion()
+        self._state = State.INACTIVE
+        self._status.state = State.INACTIVE
+        self._status.reason = "deactivated"
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def active(self) -> bool:
+        return self._state != State.INACTIVE
+
+    def last_command(self) -> np.ndarray:
+        return self._safe.copy()
+
+    def set_cartesian_solver(self, solver: Optional[CartesianSolver], contact_fk: Optional[ContactFK]) -> None:
+        """Plug in the IIK (or CoM-modulated IIK) for MODE_CARTESIAN and the contact FK used to start interpolation."""
+        self._solver = solver
+        self._contact_fk = contact_fk
+
+    # ------------------------------------------------------------------------------------------------ references
+    def _reset_motion(self):
+        self._mode = Mode.HOLD
+        self._q0 = None
+        self._q1 = None
+        self._t_ref = 0.0          # time since the reference started (advanced by period), capped at duration
+        self._t_elapsed = 0.0      # same, not capped
+        self._duration = 0.0
+        self._pending: Optional[Reference] = None
+        self._ref_received_time: Optional[float] = None
+        self._alive_until: Optional[float] = None
+        self._done_time: Optional[float] = None
+        self._hold_target = None
+        self._cart = None
+
+    def set_reference(self, ref: Reference) -> Tuple[bool, str]:
+        """Validate and queue a reference; it starts at the next update. Returns (accepted, reason)."""
+        ok, reason, prepared = self._check_reference(ref)
+        if not ok:
+            # A rejection is reported in the status without disturbing the running motion.
+            self._status.accepted = False
+            self._status.reason = reason
+            self._status.extra["rejected_sequence_id"] = int(getattr(ref, "sequence_id", 0) or 0)
+            return False, reason
+        self._pending = prepared
+        return True, ""
+
+    def _check_reference(self, ref):
+        if not self._configured or self._state == State.INACTIVE:
+            return False, "controller inactive", None
+        try:
+            mode = Mode(int(ref.mode))
+        except (ValueError, TypeError):
+            return False, f"unknown reference mode {getattr(ref, 'mode', None)!r}", None
+        seq = int(ref.sequence_id)
+        if mode == Mode.HOLD:
+            return True, "", Reference(mode=Mode.HOLD, sequence_id=seq)
+        T = float(ref.duration_s)
+        if not math.isfinite(T) or T <= 0.0:
+            return False, f"duration_s must be finite and > 0 (got {ref.duration_s})", None
+        if T > self.params["max_duration_s"]:
+            return False, f"duration_s {T} exceeds max_duration_s {self.params['max_duration_s']}", None
+        if mode == Mode.KEYFRAME:
+            names = list(ref.joint_names)
+            vals = np.asarray(list(ref.joint_positions_rad), float).reshape(-1)
+            if len(names) == 0 and vals.size == N:
+                names = list(JOINT_NAMES)
+            if len(names) != vals.size or vals.size == 0:
+                return False, (f"joint_names ({len(names)}) and joint_positions_rad ({vals.size}) must be "
+                               "non-empty and of equal length"), None
+            if len(set(names)) != len(names):
+                return False, "duplicate joint names in the reference", None
+            unknown = [n for n in names if n not in JOINT_INDEX]
+            if unknown:
+                return False, f"unknown joints {unknown}", None
+            if not np.all(np.isfinite(vals)):
+                bad = [names[i] for i in np.flatnonzero(~np.isfinite(vals))]
+                return False, f"non-finite joint targets for {bad}", None
+            idx = np.array([JOINT_INDEX[n] for n in names])
+            tol = self.params["limit_tolerance_rad"]
+            lo, hi = self.urdf_lower[idx], self.urdf_upper[idx]
+            out = (vals < lo - tol) | (vals > hi + tol)
+            if np.any(out):
+                k = int(np.flatnonzero(out)[0])
+                return False, (f"target {vals[k]:.4f} rad for {names[k]} outside its limits "
+                               f"[{lo[k]:.4f}, {hi[k]:.4f}] by more than {tol} rad"), None
+            return True, "", Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=idx,
+                                       joint_positions_rad=np.clip(vals, self.lower[idx], self.upper[idx]),
+                                       duration_s=T)
+        # Cartesian
+        if self._solver is None or self._contact_fk is None:
+            return False, ("Cartesian references need the IIK solver, which is not plugged into this controller "
+                           "(CrawlControllerCore.set_cartesian_solver)"), None
+        tg = np.asarray(ref.contact_targets, float) if ref.contact_targets is not None else np.zeros(0)
+        if tg.size != 12:
+            return False, f"contact_targets must hold 4 points (LW RW LK RK), got {tg.size // 3}", None
+        tg = tg.reshape(4, 3)
+        if not np.all(np.isfinite(tg)):
+            return False, "non-finite contact targets", None
+        stance = np.asarray(list(ref.stance), bool)
+        if stance.shape != (4,):
+            return False, "stance must have 4 entries", None
+        return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
+                                   duration_s=T, com_modulation=bool(ref.com_modulation))
+
+    def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
+        self._ref_received_time = time_s
+        st = self._status
+        st.sequence_id = ref.sequence_id
+        st.accepted = True
+        st.reason = ""
+        st.iterations = 0
+        st.task_error_m = 0.0
+        if ref.mode == Mode.HOLD:
+            # keep-alive: keep the running motion if any, else hold
+            self._alive_until = time_s + self.params["watchdog_timeout_s"] + (
+                self._duration - self._t_ref if self._mode != Mode.HOLD else 0.0)
+            if self._state == State.WATCHDOG_HOLD:
+                self._state = State.HOLDING
+            if self._mode == Mode.HOLD:
+                st.reached = True
+            return
+        self._mode = Mode(ref.mode)
+        self._q0 = self._safe.copy()
+        self._t_ref = 0.0
+        self._t_elapsed = 0.0
+        self._done_time = None
+        if ref.mode == Mode.KEYFRAME:
+            q1 = self._safe.copy()
+            q1[ref.joint_names] = ref.joint_positions_rad
+            self._q1 = q1
+            v = np.maximum(self.urdf_velocity * self.params["velocity_limit_scale"], 1e-6)
+            t_min = float(np.max(1.875 * np.abs(q1 - self._q0) / v))
+            self._duration = max(ref.duration_s, t_min)
+        else:
+            self._duration = ref.duration_s
+            p0 = np.asarray(self._contact_fk(self._safe.copy(), pelvis_pose), float).reshape(4, 3)
+            self._cart = {"p0": p0, "p1": ref.contact_targets, "stance": ref.stance, "com": ref.com_modulation,
+                          "q_prev": self._safe.copy(), "q_next": self._safe.copy(), "t_solve": -1.0,
+                          "solve_period": 1.0 / self.params["iik_rate_hz"]}
+            self._q1 = self._safe.copy()
+        st.duration_s = self._duration
+        st.reached = False
+        self._alive_until = time_s + self._duration + self.params["watchdog_timeout_s"]
+        self._state = State.TRACKING
+
+    # ------------------------------------------------------------------------------------------------ update
+    def update(self, time_s: float, period_s: float, position, velocity=None, effort=None,
+               pelvis_pose=None) -> np.ndarray:
+        """One control period: returns the joint position command (28,), always finite and within limits."""
+        if not self.active:
+            return self._cmd  # inactive: keep the last command (never NaN; zeros before first activation)
+        q = np.asarray(position, float).reshape(-1)
+        pose = np.asarray(pelvis_pose if pelvis_pose is not None else (0, 0, 0, 0, 0, 0, 1), float).reshape(-1)
+        dt = float(period_s)
+        t = float(time_s)
+        st = self._status
+        if q.shape != (N,) or not np.all(np.isfinite(q)) or not math.isfinite(t) or not math.isfinite(dt) \
+                or dt < 0.0:
+            st.nonfinite_inputs += 1
+            st.reason = "non-finite or malformed joint state/time: holding the last safe command"
+            self._cmd[:] = self._safe
+            return self._cmd
+        if self._last_time is not None and t < self._last_time:
+            # time jumped backwards (simulator reset): hold the measured pose, drop the motion
+            self._last_time = t
+            self.activate(q)
+            st = self._status
+            st.reason = "time went backwards (reset): holding the measured pose"
+            return self._cmd
+        self._last_time = t
+
+        if self._pending is not None:
+            ref, self._pending = self._pending, None
+            if self._state == State.WATCHDOG_HOLD and ref.mode != Mode.HOLD:
+                self._state = State.TRACKING
+            self._start(ref, t, q, pose)
+
+        target = self._safe.copy()
+        if self._state == State.TRACKING and self._mode != Mode.HOLD:
+            self._t_ref = min(self._t_ref + dt, self._duration)
+            self._t_elapsed += dt
+            tau = self._t_ref / self._duration if self._duration > 0 else 1.0
+            if self._mode == Mode.KEYFRAME:
+                s = float(min_jerk(tau)[0])
+                target = self._q0 + s * (self._q1 - self._q0)
+            else:
+                target = self._cartesian_step(tau, pose)
+            if self._t_ref >= self._duration - 1e-12:
+                if self._done_time is None:
+                    self._done_time = t
+                moved = np.abs(self._q1 - self._q0) > 0
+                err = float(np.max(np.abs(q - self._q1)[moved])) if np.any(moved) else 0.0
+                st.tracking_error_rad = err
+                if err <= self.params["reached_tolerance_rad"] or \
+                        t - self._done_time >= self.params["settle_timeout_s"]:
+                    st.reached = True
+        # watchdog
+        if self._alive_until is not None and t > self._alive_until and self._state in (State.TRACKING,
+                                                                                       State.HOLDING):
+            self._state = State.WATCHDOG_HOLD
+            self._mode = Mode.HOLD
+            st.reason = (f"watchdog: no reference for {self.params['watchdog_timeout_s']} s after the last one "
+                         "ended; holding the last safe pose")
+        if self._state == State.WATCHDOG_HOLD:
+            target = self._safe.copy()
+        self._write(target, dt)
+        st.state = self._state
+        return self._cmd
+
+    def _cartesian_step(self, tau: float, pose: np.ndarray) -> np.ndarray:
+        """IIK at iik_rate_hz on the min-jerk interpolated set-points, linear joint interpolation in between."""
+        c = self._cart
+        t = self._t_elapsed
+        due = c["t_solve"] < 0 or t - c["t_solve"] >= c["solve_period"] - 1e-12
+        if (due and not c.get("final")) or (tau >= 1.0 and not c.get("final")):
+            # look one solve period ahead so the interpolation arrives at the solution when the next solve is due
+            t_goal = min(self._duration, t + c["solve_period"])
+            s = float(min_jerk(t_goal / max(self._duration, 1e-9))[0])
+            x = c["p0"] + s * (c["p1"] - c["p0"])
+            c["q_prev"] = self._safe.copy()
+            try:
+                q_sol, iters, err, margin = self._solver(c["q_next"].copy(), pose, x, c["stance"], c["com"])
+                q_sol = np.asarray(q_sol, float).reshape(N)
+                if not np.all(np.isfinite(q_sol)):
+                    raise FloatingPointError("solver returned non-finite joints")
+                c["q_next"] = np.clip(q_sol, self.lower, self.upper)
+                self._status.iterations = int(iters)
+                self._status.task_error_m = float(err)
+                self._status.stability_margin_m = float(margin)
+            except Exception as e:  # the solver must never take the controller down
+                c["q_next"] = self._safe.copy()
+                self._status.reason = f"IIK failed ({type(e).__name__}: {e}); holding"
+            c["t_solve"] = t
+            c["t_arrive"] = max(t_goal - t, 1e-9)
+            c["final"] = t_goal >= self._duration - 1e-12
+            self._q1 = c["q_next"].copy()
+        a = min(1.0, (t - c["t_solve"] + 1e-12) / c["t_arrive"]) if c["t_solve"] < t else 0.0
+        return c["q_prev"] + a * (c["q_next"] - c["q_prev"])
+
+    def _write(self, target: np.ndarray, dt: float):
+        """Final guard: NaN → last safe, rate limit, clamp; updates the last safe command."""
+        cmd = np.where(np.isfinite(target), target, self._safe)
+        vmax = self.params["max_command_velocity_radps"] * max(dt, 0.0)
+        limited = np.clip(cmd, self._safe - vmax, self._safe + vmax)
+        out = np.clip(limited, self.lower, self.upper)
+        if not np.array_equal(out, cmd):
+            self._status.clamped_commands += 1
+        self._cmd[:] = out
+        self._safe[:] = out
+
+    # ------------------------------------------------------------------------------------------------ status
+    def status(self) -> Status:
+        s = self._status
+        s.state = self._state
+        return Status(**{k: (dict(v) if isinstance(v, dict) else v) for k, v in s.__dict__.items()})

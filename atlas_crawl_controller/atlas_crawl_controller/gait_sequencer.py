@@ -1,0 +1,459 @@
+"""Gait sequencer: a plain-Python state machine turning one motion goal into controller references (DESIGN §4).
+
+The ROS node (nodes/gait_sequencer_node.py) owns the actions; this class owns the decisions, so tests drive it
+without ROS.  One goal at a time:
+
+* :func:`validate_crawl` / :func:`validate_turn` / :func:`validate_roll` check goal fields (constants and field
+  names of atlas_crawl_msgs/action/{Crawl,Turn,Roll}) and return ``(MotionGoal, "")`` or ``(None, reason)``.
+* :meth:`GaitSequencer.start` begins a goal; :meth:`GaitSequencer.tick` (called at ``rate_hz`` with the latest
+  controller status, support state and pelvis pose) returns a :class:`TickOutput`: a reference to publish (or None),
+  feedback, and — once — the terminal :class:`Outcome`.
+* Key-frame stepping (thesis §4.1): send key-frame ``k`` as a MODE_KEYFRAME reference (``T = duration × time
+  scale``), wait for the controller's status ``reached`` for that sequence id, then — if the next key-frame lifts a
+  limb (its stance set lacks a limb that is down now) — wait until the support state shows the remaining stance
+  limbs in contact and the CoM inside their polygon with ``min_margin_m``.  If the support condition does not hold
+  within ``support_wait_s`` the policy ``support_timeout_policy`` decides: ``proceed`` (default; the key-frame
+  scripts are open-loop by design, thesis §4.1; the count is reported in the result reason) or ``abort``.
+* Cancel (:meth:`request_cancel`): stop at the next statically stable stance — the current key-frame if all four
+  limbs are down there, else continue the plan up to the next key-frame whose stance is all four limbs — then hold.
+  If no such key-frame comes within one more cycle, stop where it is (the hold is still the last reached pose).
+* Distance goals (crawl ``distance_m > 0``) and angle goals (turn ``TURN_BY_ANGLE``) run whole cycles until the
+  measured pelvis displacement / heading change reaches the request, bounded by ``max_cycles``.
+* Never hangs: every wait has a bound in sim time (``reached`` within ``duration + reach_timeout_s``) and the node
+  adds a wall-clock stall bound; a rejected reference or a timeout ends the goal with a reason.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+import numpy as np
+
+from .controller_core import Mode, Reference
+from .parameters import ParamValues, load_parameter_file
+from .robot_info import JOINT_NAMES, LIMB_NAMES
+
+__all__ = [
+    "PARAMETER_FILE", "parameter_set", "MotionGoal", "Outcome", "TickOutput", "GaitSequencer",
+    "validate_crawl", "validate_turn", "validate_roll", "heading_from_quat", "CRAWL", "TURN", "ROLL",
+]
+
+PARAMETER_FILE = "gait_sequencer_parameters.yaml"
+CRAWL, TURN, ROLL = "crawl", "turn", "roll"
+
+# Constants of atlas_crawl_msgs (kept here so the plain class does not import ROS; test_sequencer_node checks they
+# match the generated message classes).
+CRAWL_DIRECTIONS = {0: "forward", 1: "backward"}
+CRAWL_LOOP = {0: "full", 1: "part"}
+CRAWL_METHODS = {0: "keyframe", 1: "iik", 2: "com_modulated"}
+TURN_DIRECTIONS = {0: "left", 1: "right", 2: "by_angle"}
+ROLL_SIDES = {0: "left", 1: "right"}
+ROLL_TO = {0: "back", 1: "belly"}
+
+
+def parameter_set():
+    return load_parameter_file(PARAMETER_FILE)
+
+
+def heading_from_quat(q_xyzw) -> float:
+    """Yaw of the pelvis x axis projected on the floor (spatial frame x, thesis §2.2.2; = AtlasSim.heading_rad)."""
+    x, y, z, w = (float(v) for v in q_xyzw)
+    r00 = 1 - 2 * (y * y + z * z)
+    r10 = 2 * (x * y + w * z)
+    return math.atan2(r10, r00)
+
+
+def roll_from_quat(q_xyzw) -> float:
+    """Roll of the pelvis about its own x axis relative to gravity: asin of pelvis-y · world-z (as AtlasSim)."""
+    x, y, z, w = (float(v) for v in q_xyzw)
+    r21 = 2 * (y * z + w * x)
+    return math.asin(max(-1.0, min(1.0, r21)))
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+@dataclass
+class MotionGoal:
+    kind: str                       # crawl | turn | roll
+    script: str                     # key-frame script name
+    loop_mode: str = "full"         # once | full | part
+    cycles: int = 1
+    reverse: bool = False
+    time_scale: float = 1.0         # 1 / speed_scale
+    distance_m: float = 0.0         # > 0: crawl until this distance (whole cycles, max_cycles bound)
+    angle_rad: float = 0.0          # != 0: turn until |heading change| >= |angle|
+    max_cycles: int = 1
+    description: str = ""
+
+
+@dataclass
+class Outcome:
+    status: str                     # succeeded | canceled | aborted
+    reason: str
+    distance_m: float = 0.0
+    lateral_drift_m: float = 0.0
+    heading_change_rad: float = 0.0
+    drift_m: float = 0.0
+    cycles_completed: int = 0
+    duration_s: float = 0.0
+    final_roll_rad: float = 0.0
+
+
+@dataclass
+class TickOutput:
+    reference: Optional[Reference] = None
+    feedback: Optional[dict] = None
+    outcome: Optional[Outcome] = None
+
+
+def _finite(x) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _bad_enum(value, table, what) -> Optional[str]:
+    if value not in table:
+        return f"unknown {what} {value!r} (valid: " + ", ".join(f"{k}={v}" for k, v in table.items()) + ")"
+    return None
+
+
+def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
+    """Crawl goal → (MotionGoal, "") or (None, reason)."""
+    for val, table, what in ((goal.direction, CRAWL_DIRECTIONS, "direction"), (goal.loop_mode, CRAWL_LOOP,
+                                                                                  "loop_mode"),
+                             (goal.method, CRAWL_METHODS, "method")):
+        r = _bad_enum(val, table, what)
+        if r:
+            return None, r
+    if CRAWL_METHODS[goal.method] != "keyframe" and not iik_available:
+        return None, (f"method {CRAWL_METHODS[goal.method]} is not available yet: the Cartesian (IIK) gait needs "
+                      "atlas_crawl_kinematics.iik; use METHOD_KEYFRAME")
+    if not _finite(goal.speed_scale) or not (p["min_speed_scale"] <= goal.speed_scale <= p["max_speed_scale"]):
+        return None, (f"speed_scale {goal.speed_scale} outside [{p['min_speed_scale']}, {p['max_speed_scale']}] "
+                      "(or not finite)")
+    if not _finite(goal.distance_m) or goal.distance_m < 0:
+        return None, f"distance_m must be finite and >= 0 (0 = use cycles), got {goal.distance_m}"
+    if goal.distance_m > p["max_distance_m"]:
+        return None, f"distance_m {goal.distance_m} exceeds max_distance_m {p['max_distance_m']}"
+    if goal.distance_m == 0:
+        if goal.cycles <= 0:
+            return None, f"cycles must be > 0 when distance_m is 0, got {goal.cycles}"
+        if goal.cycles > p["max_cycles"]:
+            return None, f"cycles {goal.cycles} exceeds max_cycles {p['max_cycles']}"
+    backward = CRAWL_DIRECTIONS[goal.direction] == "backward"
+    script = p["gaits.crawl_backward"] if backward else p["gaits.crawl_forward"]
+    return MotionGoal(kind=CRAWL, script=script, loop_mode=CRAWL_LOOP[goal.loop_mode],
+                      cycles=int(goal.cycles) if goal.distance_m == 0 else p["max_cycles"],
+                      time_scale=1.0 / float(goal.speed_scale), distance_m=float(goal.distance_m),
+                      max_cycles=p["max_cycles"],
+                      description=f"crawl {CRAWL_DIRECTIONS[goal.direction]} "
+                                  + (f"{goal.distance_m} m" if goal.distance_m else f"{goal.cycles} cycles")), ""
+
+
+def validate_turn(goal, p: ParamValues):
+    r = _bad_enum(goal.direction, TURN_DIRECTIONS, "direction")
+    if r:
+        return None, r
+    if not _finite(goal.speed_scale) or not (p["min_speed_scale"] <= goal.speed_scale <= p["max_speed_scale"]):
+        return None, (f"speed_scale {goal.speed_scale} outside [{p['min_speed_scale']}, {p['max_speed_scale']}] "
+                      "(or not finite)")
+    d = TURN_DIRECTIONS[goal.direction]
+    if d == "by_angle":
+        if not _finite(goal.angle_rad) or goal.angle_rad == 0.0 or abs(goal.angle_rad) > p["max_turn_angle_rad"]:
+            return None, (f"angle_rad must be finite, non-zero and within ±{p['max_turn_angle_rad']} rad with "
+                          f"TURN_BY_ANGLE, got {goal.angle_rad}")
+        script = p["gaits.turn_left"] if goal.angle_rad > 0 else p["gaits.turn_right"]
+        return MotionGoal(kind=TURN, script=script, loop_mode="full", cycles=p["max_cycles"],
+                          time_scale=1.0 / float(goal.speed_scale), angle_rad=float(goal.angle_rad),
+                          max_cycles=p["max_cycles"], description=f"turn by {goal.angle_rad:.3f} rad"), ""
+    if goal.cycles <= 0:
+        return None, f"cycles must be > 0, got {goal.cycles}"
+    if goal.cycles > p["max_cycles"]:
+        return None, f"cycles {goal.cycles} exceeds max_cycles {p['max_cycles']}"
+    script = p["gaits.turn_left"] if d == "left" else p["gaits.turn_right"]
+    return MotionGoal(kind=TURN, script=script, loop_mode="full", cycles=int(goal.cycles),
+                      time_scale=1.0 / float(goal.speed_scale), max_cycles=p["max_cycles"],
+                      description=f"turn {d} {goal.cycles} cycles"), ""
+
+
+def validate_roll(goal, p: ParamValues):
+    for val, table, what in ((goal.from_side, ROLL_SIDES, "from_side"), (goal.to, ROLL_TO, "to")):
+        r = _bad_enum(val, table, what)
+        if r:
+            return None, r
+    key = f"gaits.roll_{ROLL_SIDES[goal.from_side]}_to_{ROLL_TO[goal.to]}"
+    return MotionGoal(kind=ROLL, script=p[key], loop_mode="once", cycles=1, max_cycles=1,
+                      description=f"roll over the {ROLL_SIDES[goal.from_side]} side to the {ROLL_TO[goal.to]}"), ""
+
+
+@dataclass
+class _Step:
+    cycle: int
+    index: int
+    name: str
+    q: np.ndarray
+    duration_s: float
+    stance: np.ndarray           # (4,) bool: limbs on the ground during the move into and at this key-frame
+    selected: np.ndarray
+
+
+@dataclass
+class _Run:
+    goal: MotionGoal
+    script: object
+    t_start: float
+    pose0: np.ndarray
+    steps_total: int
+    step_idx: int = -1           # index of the step being executed (sent), -1 = none yet
+    cycle: int = 0
+    kf_index: int = 0
+    seq_sent: Optional[int] = None
+    t_sent: float = 0.0
+    waiting_support_since: Optional[float] = None
+    phase: str = "starting"
+    cancel: bool = False
+    cancel_deadline_steps: Optional[int] = None
+    support_violations: int = 0
+    cycles_completed: int = 0
+    last_stance: np.ndarray = field(default_factory=lambda: np.ones(4, bool))
+    steps: List[_Step] = field(default_factory=list)
+
+
+class GaitSequencer:
+    """One-goal-at-a-time key-frame sequencer. Not thread-safe: the node serialises calls with a lock."""
+
+    def __init__(self, params: Optional[ParamValues] = None, script_loader: Optional[Callable] = None):
+        self.params = params if params is not None else parameter_set().values()
+        if script_loader is None:
+            from .keyframes import load_script
+            script_loader = load_script
+        self._load = script_loader
+        self._run: Optional[_Run] = None
+        self._next_seq = 1
+
+    # ------------------------------------------------------------------ goal control
+    @property
+    def busy(self) -> bool:
+        return self._run is not None
+
+    def set_params(self, params: ParamValues) -> Optional[str]:
+        """Runtime change (takes effect at the next key-frame). Gait script names are checked by loading them."""
+        for k in params.as_dict():
+            if k.startswith("gaits.") and params[k] != self.params[k]:
+                try:
+                    self._load(params[k])
+                except Exception as e:
+                    return f"{k}: cannot load key-frame script {params[k]!r}: {e}"
+        self.params = params
+        return None
+
+    def start(self, goal: MotionGoal, t: float, pelvis_pose) -> None:
+        """Begin ``goal`` at sim time ``t``. Raises RuntimeError if busy, ValueError if the script cannot load."""
+        if self._run is not None:
+            raise RuntimeError("busy")
+        script = self._load(goal.script)
+        if goal.reverse:
+            script = script.reversed(script.name)
+        steps = self._plan(script, goal, 0)
+        total = len(steps)
+        self._run = _Run(goal=goal, script=script, t_start=float(t), pose0=np.asarray(pelvis_pose, float).copy(),
+                         steps_total=total, steps=steps)
+
+    def _plan(self, script, goal: MotionGoal, first_cycle: int) -> List[_Step]:
+        """Steps of the cycles [first_cycle, goal.cycles) (part loop restarts at part_loop_start after cycle 0)."""
+        out = []
+        n_cycles = 1 if goal.loop_mode == "once" else goal.cycles
+        for c in range(first_cycle, n_cycles):
+            start = script.part_loop_start if (goal.loop_mode == "part" and c > 0) else 0
+            for i in range(start, len(script.keyframes)):
+                kf = script.keyframes[i]
+                out.append(_Step(c, i, kf.name, kf.q.copy(), kf.duration_s * goal.time_scale, kf.stance_mask(),
+                                 kf.selected.copy()))
+        return out
+
+    def request_cancel(self) -> bool:
+        """Ask to stop at the next statically stable stance. Returns False if idle."""
+        if self._run is None:
+            return False
+        self._run.cancel = True
+        return True
+
+    def abort(self, reason: str, t: float, pose) -> Optional[Outcome]:
+        """Immediate end (node shutdown/deactivation/stall). The controller keeps the last reached pose."""
+        if self._run is None:
+            return None
+        out = self._finish("aborted", reason, t, pose)
+        return out
+
+    # ------------------------------------------------------------------ stepping
+    def _new_seq(self) -> int:
+        s = self._next_seq
+        self._next_seq = (self._next_seq + 1) % (2 ** 32)
+        if self._next_seq == 0:
+            self._next_seq = 1
+        return s
+
+    def tick(self, t: float, status=None, support=None, pelvis_pose=None) -> TickOutput:
+        """Advance the state machine.
+
+        ``status``: latest controller status (attributes sequence_id, accepted, reached, reason) or None.
+        ``support``: latest support state (attributes in_contact (4,) bool, stability_margin_m, statically_stable,
+        age_s) or None when unknown. ``pelvis_pose``: (7,) [x y z qx qy qz qw].
+        """
+        run = self._run
+        if run is None:
+            return TickOutput()
+        pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
+        p = self.params
+        out = TickOutput()
+        # 1) the step in flight
+        if run.seq_sent is not None:
+            st = status
+            if st is not None and int(st.sequence_id) == run.seq_sent and not st.accepted:
+                out.outcome = self._finish("aborted", f"controller rejected key-frame "
+                                                      f"'{run.steps[run.step_idx].name}': {st.reason}", t, pose)
+                return out
+            reached = st is not None and int(st.sequence_id) == run.seq_sent and bool(st.reached)
+            step = run.steps[run.step_idx]
+            if not reached:
+                if t - run.t_sent > step.duration_s + p["reach_timeout_s"]:
+                    out.outcome = self._finish(
+                        "aborted", f"controller did not reach key-frame '{step.name}' within "
+                                   f"{step.duration_s + p['reach_timeout_s']:.2f} s (sim time)", t, pose)
+                    return out
+                out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
+                return out
+            # reached
+            run.seq_sent = None
+            run.last_stance = step.stance.copy()
+            if step.index == len(run.script.keyframes) - 1:
+                run.cycles_completed = step.cycle + 1
+                done, why = self._goal_met(run, pose)
+                if done:
+                    out.outcome = self._finish("succeeded", why, t, pose)
+                    return out
+            if run.cancel and step.stance.all():
+                out.outcome = self._finish("canceled", f"canceled; holding the statically stable stance "
+                                                       f"'{step.name}'", t, pose)
+                return out
+        elif run.cancel and run.step_idx < 0:
+            out.outcome = self._finish("canceled", "canceled before the first key-frame; holding", t, pose)
+            return out
+        # 2) next step
+        nxt = run.step_idx + 1
+        if nxt >= len(run.steps):
+            if run.cancel:
+                out.outcome = self._finish("canceled", "canceled at the end of the plan; holding", t, pose)
+            else:
+                done, why = self._goal_met(run, pose)
+                out.outcome = self._finish("succeeded" if done or run.goal.distance_m == 0 and
+                                           run.goal.angle_rad == 0 else "aborted",
+                                           why if done else f"max_cycles reached before the goal: {why}", t, pose)
+            return out
+        if run.cancel:
+            if run.cancel_deadline_steps is None:
+                run.cancel_deadline_steps = nxt + len(run.script.keyframes)
+            if nxt >= run.cancel_deadline_steps:
+                out.outcome = self._finish("canceled", "canceled; no all-four stance key-frame within one cycle, "
+                                                       "holding the current pose", t, pose)
+                return out
+        step = run.steps[nxt]
+        lifts = run.last_stance & ~step.stance
+        if lifts.any() and p["wait_for_support"]:
+            ok, why = self._support_ok(step.stance, support)
+            if not ok:
+                if run.waiting_support_since is None:
+                    run.waiting_support_since = t
+                if t - run.waiting_support_since < p["support_wait_s"]:
+                    out.feedback = self._feedback(run, support, pose, "waiting_support:" + step.name)
+                    return out
+                if p["support_timeout_policy"] == "abort":
+                    out.outcome = self._finish("aborted", f"support not ready before lifting "
+                                                          f"{[LIMB_NAMES[i] for i in np.flatnonzero(lifts)]}: {why}",
+                                               t, pose)
+                    return out
+                run.support_violations += 1
+        run.waiting_support_since = None
+        run.step_idx = nxt
+        run.cycle, run.kf_index = step.cycle, step.index
+        run.seq_sent = self._new_seq()
+        run.t_sent = t
+        names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
+        vals = step.q[step.selected]
+        out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
+                                  joint_positions_rad=vals, duration_s=step.duration_s)
+        out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
+        return out
+
+    def _support_ok(self, stance, support):
+        if support is None:
+            return False, "no support state received"
+        if getattr(support, "age_s", 0.0) > self.params["support_max_age_s"]:
+            return False, f"support state is {support.age_s:.2f} s old"
+        ic = np.asarray(support.in_contact, bool)
+        missing = stance & ~ic
+        if missing.any():
+            return False, f"limbs {[LIMB_NAMES[i] for i in np.flatnonzero(missing)]} not in contact"
+        m = float(support.stability_margin_m)
+        if not math.isfinite(m) or m < self.params["min_margin_m"]:
+            return False, f"stability margin {m:.3f} m < {self.params['min_margin_m']} m"
+        return True, ""
+
+    def _measure(self, run: _Run, pose) -> dict:
+        p0 = run.pose0
+        h0 = heading_from_quat(p0[3:7])
+        d = pose[:2] - p0[:2]
+        fwd = np.array([math.cos(h0), math.sin(h0)])
+        left = np.array([-fwd[1], fwd[0]])
+        return {"distance_m": float(d @ fwd), "lateral_drift_m": float(d @ left),
+                "heading_change_rad": _wrap(heading_from_quat(pose[3:7]) - h0), "drift_m": float(np.linalg.norm(d)),
+                "final_roll_rad": roll_from_quat(pose[3:7])}
+
+    def _goal_met(self, run: _Run, pose):
+        g = run.goal
+        m = self._measure(run, pose)
+        if g.distance_m > 0:
+            dist = abs(m["distance_m"])
+            return dist >= g.distance_m, f"covered {dist:.3f} m of {g.distance_m:.3f} m"
+        if g.angle_rad != 0:
+            turned = m["heading_change_rad"] * math.copysign(1.0, g.angle_rad)
+            return turned >= abs(g.angle_rad) - self.params["angle_tolerance_rad"], \
+                f"turned {m['heading_change_rad']:.3f} rad of {g.angle_rad:.3f} rad"
+        n = 1 if g.loop_mode == "once" else g.cycles
+        return run.cycles_completed >= n, f"{run.cycles_completed} of {n} cycles"
+
+    def _feedback(self, run: _Run, support, pose, phase: str) -> dict:
+        run.phase = phase
+        margin = float(support.stability_margin_m) if support is not None else float("nan")
+        progress = (run.step_idx + 1) / max(run.steps_total, 1)
+        if run.goal.distance_m > 0:
+            progress = min(1.0, abs(self._measure(run, pose)["distance_m"]) / run.goal.distance_m)
+        elif run.goal.angle_rad != 0:
+            progress = min(1.0, max(0.0, self._measure(run, pose)["heading_change_rad"] / run.goal.angle_rad))
+        return {"phase": phase, "cycle": run.cycle, "keyframe": run.kf_index, "progress": float(progress),
+                "stability_margin_m": margin, "base_pose": pose.copy()}
+
+    def _finish(self, status: str, reason: str, t: float, pose) -> Outcome:
+        run = self._run
+        m = self._measure(run, np.asarray(pose, float))
+        extra = f" ({run.support_violations} key-frames lifted a limb without a confirmed support state)" \
+            if run.support_violations else ""
+        o = Outcome(status=status, reason=(reason + extra) if status != "succeeded" or extra else "",
+                    cycles_completed=run.cycles_completed, duration_s=float(t - run.t_start), **m)
+        if status == "succeeded":
+            o.reason = ("" if not extra else extra.strip())
+        self._run = None
+        return o
+
+    # ------------------------------------------------------------------ introspection
+    def current(self) -> Optional[dict]:
+        run = self._run
+        if run is None:
+            return None
+        return {"goal": run.goal, "phase": run.phase, "cycle": run.cycle, "keyframe": run.kf_index,
+                "cancel": run.cancel}

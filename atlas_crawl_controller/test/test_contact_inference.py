@@ -1,0 +1,137 @@
+"""Contact estimators on synthetic crawl-like data (known ground truth), plus support and scoring helpers."""
+import numpy as np
+import pytest
+
+from atlas_crawl_controller.contact_inference import (ContactInference, EffortEstimator, HeightEstimator,
+                                                      VelocityEstimator, default_parameters, precision_recall,
+                                                      support_from_contacts)
+from atlas_crawl_controller.robot_info import JOINT_INDEX
+
+DT = 0.01
+
+
+def synthetic_crawl(seconds=8.0, period=2.0, seed=0):
+    """Each limb swings for 25 % of the period in turn (LW, RK, RW, LK), moving 0.15 m forward with a 5 cm lift."""
+    rng = np.random.default_rng(seed)
+    n = int(seconds / DT)
+    t = np.arange(n) * DT
+    base = np.array([[0.3, 0.2, 0.0], [0.3, -0.2, 0.0], [-0.3, 0.15, 0.0], [-0.3, -0.15, 0.0]])
+    order = [0, 3, 1, 2]
+    pos = np.zeros((n, 4, 3))
+    truth = np.ones((n, 4), bool)
+    eff = np.zeros((n, 28))
+    for k in range(n):
+        cyc, ph = divmod(t[k], period)
+        for slot, limb in enumerate(order):
+            s0 = slot * period / 4
+            x_done = cyc * 0.15
+            if ph < s0:
+                s = 0.0
+            elif ph < s0 + period / 4:
+                s = (ph - s0) / (period / 4)
+            else:
+                s = 1.0
+            swing = 0.0 < s < 1.0
+            lift = 0.05 * np.sin(np.pi * s) if swing else 0.0
+            pos[k, limb] = base[limb] + [x_done + 0.15 * (0.5 - 0.5 * np.cos(np.pi * s)), 0, lift]
+            truth[k, limb] = not swing or lift < 0.003
+        # torques: loaded limbs carry ~ 80 N m on their load joint, swinging ones ~ 15 N m
+        for limb, joint in enumerate(["l_arm_shx", "r_arm_shx", "l_leg_lhy", "r_leg_lhy"]):
+            eff[k, JOINT_INDEX[joint]] = (80.0 if truth[k, limb] else 15.0) + rng.normal(0, 3)
+    pos += rng.normal(0, 0.00005, pos.shape)  # 0.05 mm: FK of measured joints is nearly exact
+    return t, pos, eff, truth
+
+
+def run(est, t, pos, eff):
+    return np.array([est.update(t[k], pos[k], eff[k]).in_contact for k in range(len(t))])
+
+
+def test_height_estimator_high_precision_recall():
+    t, pos, eff, truth = synthetic_crawl()
+    pred = run(HeightEstimator(0.01, 0.005), t, pos, eff)
+    s = precision_recall(pred, truth)["all"]
+    assert s["precision"] > 0.95 and s["recall"] > 0.95
+
+
+def test_velocity_estimator_detects_swing():
+    t, pos, eff, truth = synthetic_crawl()
+    pred = run(VelocityEstimator(window_s=2.5, ratio=0.1, min_max_speed_mps=0.02, filter_tau_s=0.05), t, pos, eff)
+    s = precision_recall(pred[300:], truth[300:])["all"]
+    assert s["precision"] > 0.9 and s["recall"] > 0.85
+    # every limb is detected in swing at some point
+    assert np.all((~pred[300:]).any(axis=0))
+
+
+def test_velocity_estimator_at_rest_is_stance():
+    est = VelocityEstimator(2.0, 0.1, 0.02, 0.0)
+    p = np.zeros((4, 3))
+    for k in range(100):
+        out = est.update(k * DT, p + 1e-5 * k)
+    assert out.in_contact.all()
+
+
+def test_effort_estimator_with_hysteresis():
+    t, pos, eff, truth = synthetic_crawl()
+    est = EffortEstimator([["l_arm_shx"], ["r_arm_shx"], ["l_leg_lhy"], ["r_leg_lhy"]], [50] * 4, [40] * 4, 0.0)
+    pred = run(est, t, pos, eff)
+    s = precision_recall(pred, truth)["all"]
+    assert s["precision"] > 0.95 and s["recall"] > 0.95
+    # hysteresis: a value between off and on keeps the previous state
+    est.reset()
+    e = np.zeros(28)
+    e[JOINT_INDEX["l_arm_shx"]] = 45.0
+    assert est.update(0.0, np.zeros((4, 3)), e).in_contact[0]        # starts in stance, 45 >= off
+    e[JOINT_INDEX["l_arm_shx"]] = 10.0
+    assert not est.update(0.01, np.zeros((4, 3)), e).in_contact[0]
+    e[JOINT_INDEX["l_arm_shx"]] = 45.0
+    assert not est.update(0.02, np.zeros((4, 3)), e).in_contact[0]   # 45 < on: stays swing
+
+
+def test_nan_input_keeps_previous_decision_with_zero_confidence():
+    est = HeightEstimator(0.03, 0.01)
+    p = np.zeros((4, 3))
+    p[1, 2] = 0.2
+    a = est.update(0.0, p)
+    p[1, 2] = np.nan
+    b = est.update(0.01, p)
+    assert a.in_contact[1] == b.in_contact[1] and b.confidence[1] == 0.0
+    v = VelocityEstimator(1.0, 0.1, 0.02, 0.0)
+    v.update(0.0, np.zeros((4, 3)))
+    out = v.update(0.01, np.full((4, 3), np.nan))
+    assert out.confidence.sum() == 0.0
+
+
+def test_bad_shapes_raise():
+    with pytest.raises(ValueError):
+        HeightEstimator(0.03, 0.01).update(0.0, np.zeros((3, 3)))
+    with pytest.raises(ValueError):
+        EffortEstimator([["nope"]] * 4, [1] * 4, [1] * 4, 0.0)
+    with pytest.raises(ValueError):
+        EffortEstimator([["l_arm_shx"]] * 4, [1] * 4, [2] * 4, 0.0)
+
+
+def test_contact_inference_method_switch_and_rejection():
+    ci = ContactInference()
+    assert ci.method == "height"
+    p = default_parameters()
+    assert ci.set_params(p.replace(method="velocity")) is None and ci.method == "velocity"
+    reason = ci.set_params(p.replace(method="effort", **{"effort.off_threshold_nm": [100.0] * 4}))
+    assert reason and "threshold" in reason and ci.method == "velocity"
+
+
+def test_support_from_contacts():
+    pos = np.array([[0.3, 0.2, 0], [0.3, -0.2, 0], [-0.3, 0.15, 0], [-0.3, -0.15, 0]])
+    s = support_from_contacts([True] * 4, pos, [0.0, 0.0, 0.5])
+    assert s.statically_stable and s.margin_m == pytest.approx(0.1744, abs=1e-3)  # side edge
+    s = support_from_contacts([False, True, True, True], pos, [0.25, 0.15, 0.5])
+    assert not s.statically_stable and s.margin_m < 0
+    s = support_from_contacts([False] * 4, pos, [0, 0, 0])
+    assert not s.statically_stable and s.polygon_xy.shape == (0, 2)
+
+
+def test_precision_recall_values():
+    truth = np.array([[1, 1, 0, 0]] * 4, bool)
+    pred = np.array([[1, 0, 1, 0]] * 4, bool)
+    s = precision_recall(pred, truth)
+    assert s["all"]["precision"] == 0.5 and s["all"]["recall"] == 0.5
+    assert s["LW"]["precision"] == 1.0 and np.isnan(s["RK"]["precision"])

@@ -1,0 +1,202 @@
+"""Controller core guarantees: finite, in-limit commands; reference rejection; watchdog; key-frame tracking."""
+import numpy as np
+import pytest
+
+from atlas_crawl_controller.controller_core import CrawlControllerCore, Mode, Reference, State
+from atlas_crawl_controller.parameters import ParameterError
+from atlas_crawl_controller.robot_info import JOINT_NAMES, joint_limits
+
+LO, HI, _, _ = joint_limits()
+MID = 0.5 * (np.asarray(LO) + np.asarray(HI))
+DT = 0.002
+
+
+def make(**p):
+    c = CrawlControllerCore()
+    c.configure(p)
+    c.activate(MID.copy())
+    return c
+
+
+def run(c, q_meas, t0, seconds, follow=True):
+    t = t0
+    q = q_meas.copy()
+    cmd = None
+    for _ in range(int(round(seconds / DT))):
+        t += DT
+        cmd = c.update(t, DT, q, np.zeros(28), np.zeros(28), np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
+        assert np.all(np.isfinite(cmd)) and np.all(cmd >= LO - 1e-12) and np.all(cmd <= HI + 1e-12)
+        if follow:
+            q = cmd.copy()
+    return t, q, cmd
+
+
+def test_keyframe_reaches_target_and_reports_reached():
+    c = make()
+    goal = MID + 0.2 * (np.asarray(HI) - MID)
+    ok, why = c.set_reference(Reference(mode=Mode.KEYFRAME, sequence_id=7, joint_positions_rad=goal, duration_s=0.5))
+    assert ok, why
+    t, q, cmd = run(c, MID, 0.0, 0.3)
+    assert c.status().state == State.TRACKING and not c.status().reached
+    t, q, cmd = run(c, q, t, 0.5)
+    st = c.status()
+    assert st.reached and st.sequence_id == 7
+    np.testing.assert_allclose(cmd, goal, atol=1e-9)
+
+
+def test_partial_keyframe_keeps_other_joints():
+    c = make()
+    ok, _ = c.set_reference(Reference(mode=1, sequence_id=1, joint_names=["l_leg_kny"], joint_positions_rad=[1.0],
+                                      duration_s=0.2))
+    assert ok
+    _, _, cmd = run(c, MID, 0.0, 0.5)
+    k = JOINT_NAMES.index("l_leg_kny")
+    assert cmd[k] == pytest.approx(1.0)
+    np.testing.assert_allclose(np.delete(cmd, k), np.delete(MID, k))
+
+
+@pytest.mark.parametrize("ref,needle", [
+    (Reference(mode=1, joint_positions_rad=np.full(28, np.nan), duration_s=1.0), "non-finite"),
+    (Reference(mode=1, joint_positions_rad=np.full(28, np.inf), duration_s=1.0), "non-finite"),
+    (Reference(mode=1, joint_positions_rad=np.zeros(27), duration_s=1.0), "equal length"),
+    (Reference(mode=1, joint_names=["nope"], joint_positions_rad=[0.0], duration_s=1.0), "unknown joints"),
+    (Reference(mode=1, joint_names=["neck_ay", "neck_ay"], joint_positions_rad=[0, 0], duration_s=1.0), "duplicate"),
+    (Reference(mode=1, joint_positions_rad=MID + 10.0, duration_s=1.0), "outside its limits"),
+    (Reference(mode=1, joint_positions_rad=MID, duration_s=0.0), "duration"),
+    (Reference(mode=1, joint_positions_rad=MID, duration_s=float("nan")), "duration"),
+    (Reference(mode=1, joint_positions_rad=MID, duration_s=1e9), "max_duration"),
+    (Reference(mode=2, contact_targets=np.zeros((4, 3)), duration_s=1.0), "IIK"),
+    (Reference(mode=9, duration_s=1.0), "unknown reference mode"),
+])
+def test_bad_references_rejected_and_motion_unchanged(ref, needle):
+    c = make()
+    goal = MID + 0.1
+    goal = np.clip(goal, LO, HI)
+    assert c.set_reference(Reference(mode=1, sequence_id=3, joint_positions_rad=goal, duration_s=0.4))[0]
+    t, q, _ = run(c, MID, 0.0, 0.1)
+    ok, reason = c.set_reference(ref)
+    assert not ok and needle in reason
+    assert c.status().reason == reason
+    _, _, cmd = run(c, q, t, 0.6)
+    np.testing.assert_allclose(cmd, goal, atol=1e-9)   # the accepted motion carried on
+    assert c.status().sequence_id == 3
+
+
+def test_nonfinite_and_malformed_state_hold_last_safe_command():
+    c = make()
+    assert c.set_reference(Reference(mode=1, sequence_id=1, joint_positions_rad=np.clip(MID + 0.3, LO, HI),
+                                     duration_s=0.5))[0]
+    t, q, cmd = run(c, MID, 0.0, 0.2)
+    before = cmd.copy()
+    for bad in (np.full(28, np.nan), np.full(28, np.inf), np.zeros(5)):
+        out = c.update(t + DT, DT, bad)
+        np.testing.assert_array_equal(out, before)
+    out = c.update(float("nan"), DT, q)
+    np.testing.assert_array_equal(out, before)
+    assert c.status().nonfinite_inputs == 4
+
+
+def test_output_always_within_limits_under_random_abuse():
+    rng = np.random.default_rng(0)
+    c = make(limit_margin_rad=0.01)
+    t = 0.0
+    for i in range(3000):
+        t += DT
+        if i % 50 == 0:
+            tgt = rng.uniform(LO - 0.005, HI + 0.005)
+            if rng.random() < 0.2:
+                tgt[rng.integers(28)] = rng.choice([np.nan, np.inf, -np.inf, 1e6])
+            c.set_reference(Reference(mode=1, sequence_id=i, joint_positions_rad=tgt, duration_s=rng.uniform(0.01, 1)))
+        q = rng.uniform(LO - 1.0, HI + 1.0)
+        if rng.random() < 0.05:
+            q[rng.integers(28)] = np.nan
+        cmd = c.update(t, DT, q)
+        assert np.all(np.isfinite(cmd))
+        assert np.all(cmd >= np.asarray(LO) + 0.01 - 1e-12) and np.all(cmd <= np.asarray(HI) - 0.01 + 1e-12)
+
+
+def test_activation_from_out_of_range_or_nan_state_is_clamped():
+    c = CrawlControllerCore()
+    c.configure()
+    q = np.asarray(HI) + 1.0
+    q[0] = np.nan
+    cmd = c.activate(q)
+    assert np.all(np.isfinite(cmd)) and np.all(cmd <= HI) and np.all(cmd >= LO)
+
+
+def test_rate_limit_bounds_command_steps():
+    c = make(max_command_velocity_radps=1.0, velocity_limit_scale=1.0)
+    goal = np.asarray(LO) + 0.01
+    assert c.set_reference(Reference(mode=1, sequence_id=1, joint_positions_rad=goal, duration_s=0.05))[0]
+    prev = MID.copy()
+    t = 0.0
+    for _ in range(200):
+        t += DT
+        cmd = c.update(t, DT, prev).copy()
+        assert np.max(np.abs(cmd - prev)) <= 1.0 * DT + 1e-12
+        prev = cmd
+
+
+def test_watchdog_holds_last_pose_and_recovers():
+    c = make(watchdog_timeout_s=0.2)
+    goal = np.clip(MID + 0.05, LO, HI)
+    assert c.set_reference(Reference(mode=1, sequence_id=1, joint_positions_rad=goal, duration_s=0.2))[0]
+    t, q, cmd = run(c, MID, 0.0, 0.3)
+    assert c.status().state == State.TRACKING
+    t, q, cmd = run(c, q, t, 0.2)
+    st = c.status()
+    assert st.state == State.WATCHDOG_HOLD and "watchdog" in st.reason
+    np.testing.assert_allclose(cmd, goal, atol=1e-9)
+    # keep-alive returns to HOLDING; a new key-frame tracks again
+    assert c.set_reference(Reference(mode=Mode.HOLD, sequence_id=2))[0]
+    t, q, cmd = run(c, q, t, 0.01)
+    assert c.status().state == State.HOLDING
+    assert c.set_reference(Reference(mode=1, sequence_id=3, joint_positions_rad=MID, duration_s=0.1))[0]
+    t, q, cmd = run(c, q, t, 0.01)
+    assert c.status().state == State.TRACKING
+
+
+def test_inactive_rejects_and_outputs_last_command():
+    c = make()
+    c.deactivate()
+    ok, why = c.set_reference(Reference(mode=1, joint_positions_rad=MID, duration_s=1.0))
+    assert not ok and "inactive" in why
+    out = c.update(0.1, DT, MID + 0.1)
+    assert np.all(np.isfinite(out))
+
+
+def test_configure_validates_parameters():
+    c = CrawlControllerCore()
+    with pytest.raises(ParameterError):
+        c.configure({"watchdog_timeout_s": -1.0})
+    with pytest.raises(ParameterError):
+        c.configure({"iik_rate_hz": 1000.0, "update_rate_hz": 250.0})
+    c.configure({"reached_tolerance_rad": 0.02})
+    assert c.set_params({"max_command_velocity_radps": float("nan")}) is not None
+    assert c.params["reached_tolerance_rad"] == 0.02
+
+
+def test_cartesian_mode_with_plugged_solver_interpolates_between_solves():
+    calls = []
+
+    def solver(q_seed, pose, targets, stance, com):
+        calls.append(targets.copy())
+        q = q_seed.copy()
+        q[0] = np.clip(targets[0, 0], LO[0], HI[0])  # toy: joint 0 follows the LW x target
+        return q, 3, 0.001, 0.05
+
+    def fk(q, pose):
+        p = np.zeros((4, 3))
+        p[0, 0] = q[0]
+        return p
+
+    c = make(iik_rate_hz=50.0, update_rate_hz=500.0)
+    c.set_cartesian_solver(solver, fk)
+    tg = np.zeros((4, 3))
+    tg[0, 0] = 0.3
+    ok, why = c.set_reference(Reference(mode=2, sequence_id=5, contact_targets=tg, duration_s=0.5))
+    assert ok, why
+    t, q, cmd = run(c, MID, 0.0, 1.0)
+    assert 20 <= len(calls) <= 60   # ~50 Hz over 0.5 s, not every 2 ms update
+    assert cmd[0] == pytest.approx(0.3, abs=1e-6)
+    assert c.status().iterations == 3 and c.status().reached

@@ -1,0 +1,196 @@
+"""GaitSequencer (plain Python) driven against the real CrawlControllerCore with an ideal plant (q = command)."""
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from atlas_crawl_controller.controller_core import CrawlControllerCore, Reference
+from atlas_crawl_controller.gait_sequencer import (GaitSequencer, heading_from_quat, parameter_set, validate_crawl,
+                                                   validate_roll, validate_turn)
+from atlas_crawl_controller.keyframes import parse_script
+
+DT = 0.002
+
+SCRIPT = {
+    "name": "toy_crawl",
+    "keyframes": [
+        {"name": "stance", "duration_s": 0.1, "stance": ["LW", "RW", "LK", "RK"], "joints": {"l_leg_kny": 1.2}},
+        {"name": "lift_lw", "duration_s": 0.1, "stance": ["RW", "LK", "RK"], "joints": {"l_arm_shx": 0.3}},
+        {"name": "place_lw", "duration_s": 0.1, "stance": ["LW", "RW", "LK", "RK"], "joints": {"l_arm_shx": 0.0}},
+        {"name": "lift_rk", "duration_s": 0.1, "stance": ["LW", "RW", "LK"], "joints": {"r_leg_kny": 1.0}},
+        {"name": "place_rk", "duration_s": 0.1, "stance": ["LW", "RW", "LK", "RK"], "joints": {"r_leg_kny": 1.2}},
+    ],
+}
+
+
+def loader(name):
+    return parse_script(dict(SCRIPT, name=name))
+
+
+class Harness:
+    """Sequencer + controller core + ideal plant; support state follows the planned stance of the last key-frame."""
+
+    def __init__(self, params=None, support_mode="planned"):
+        self.p = params or parameter_set().values()
+        self.seq = GaitSequencer(self.p, script_loader=loader)
+        self.core = CrawlControllerCore()
+        self.core.configure({"update_rate_hz": 500.0})
+        self.q = self.core.activate(np.zeros(28) + 0.0).copy()
+        self.t = 0.0
+        self.pose = np.array([0, 0, 0.5, 0, 0, 0, 1.0])
+        self.support_mode = support_mode
+        self.stance = np.ones(4, bool)
+        self.refs = []
+        self.feedback = []
+
+    def support(self):
+        if self.support_mode == "none":
+            return None
+        ic = np.ones(4, bool) if self.support_mode == "planned" else np.array([False, True, True, True])
+        return SimpleNamespace(in_contact=ic, stability_margin_m=0.1, statically_stable=True, age_s=0.0)
+
+    def run(self, seconds, cancel_at=None):
+        tick_every = 5  # 100 Hz sequencer on a 500 Hz controller
+        for k in range(int(seconds / DT)):
+            self.t += DT
+            if cancel_at is not None and self.feedback and self.feedback[-1]["phase"] == cancel_at:
+                self.seq.request_cancel()
+                cancel_at = None
+            if k % tick_every == 0:
+                st = self.core.status()
+                out = self.seq.tick(self.t, st, self.support(), self.pose)
+                if out.reference is not None:
+                    self.refs.append(out.reference)
+                    ok, why = self.core.set_reference(out.reference)
+                    assert ok, why
+                if out.feedback:
+                    self.feedback.append(out.feedback)
+                if out.outcome:
+                    return out.outcome
+            self.q = self.core.update(self.t, DT, self.q).copy()
+            # crawl forward 1 cm per key-frame (fake odometry)
+            self.pose[0] = 0.01 * len(self.refs)
+        return None
+
+
+def crawl_goal(**kw):
+    g = dict(cycles=2, distance_m=0.0, direction=0, loop_mode=0, method=0, speed_scale=1.0)
+    g.update(kw)
+    return SimpleNamespace(**g)
+
+
+def test_full_crawl_succeeds_with_feedback():
+    h = Harness()
+    g, why = validate_crawl(crawl_goal(), h.p)
+    assert g is not None, why
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(10.0)
+    assert out is not None and out.status == "succeeded", out
+    assert out.cycles_completed == 2 and len(h.refs) == 10
+    assert out.distance_m == pytest.approx(0.10, abs=1e-9)
+    assert [f["keyframe"] for f in h.feedback][0] == 0 and max(f["cycle"] for f in h.feedback) == 1
+    assert h.feedback[-1]["progress"] == pytest.approx(1.0)
+    assert not h.seq.busy
+
+
+def test_part_loop_skips_start_keyframes():
+    h = Harness()
+    g, _ = validate_crawl(crawl_goal(loop_mode=1, cycles=3), h.p)
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(10.0)
+    assert out.status == "succeeded" and len(h.refs) == 5 + 4 + 4
+
+
+def test_cancel_stops_at_next_all_four_stance():
+    h = Harness()
+    g, _ = validate_crawl(crawl_goal(cycles=5), h.p)
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(20.0, cancel_at="moving:lift_lw")   # during 'lift_lw' (3-limb stance)
+    assert out.status == "canceled" and "place_lw" in out.reason, out
+    assert len(h.refs) == 3
+    # the controller holds the reached pose afterwards
+    q_end = h.q.copy()
+    h.run(0.5)
+    np.testing.assert_allclose(h.q, q_end)
+
+
+def test_support_wait_then_proceed_or_abort():
+    p = parameter_set().values()
+    h = Harness(p, support_mode="lw_up")
+    g, _ = validate_crawl(crawl_goal(cycles=1), p)
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(10.0)
+    assert out.status == "succeeded" and "without a confirmed support state" in out.reason
+    p2 = p.replace(support_timeout_policy="abort")
+    h = Harness(p2, support_mode="lw_up")
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(10.0)
+    assert out.status == "aborted" and "not in contact" in out.reason
+
+
+def test_controller_not_reaching_aborts_without_hanging():
+    p = parameter_set().values().replace(reach_timeout_s=0.2)
+    seq = GaitSequencer(p, script_loader=loader)
+    g, _ = validate_crawl(crawl_goal(), p)
+    seq.start(g, 0.0, np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
+    t, out = 0.0, seq.tick(0.0)
+    assert out.reference is not None
+    while out.outcome is None and t < 5:
+        t += 0.01
+        out = seq.tick(t, SimpleNamespace(sequence_id=out.reference.sequence_id if out.reference else 1,
+                                          accepted=True, reached=False, reason=""))
+    assert out.outcome.status == "aborted" and "did not reach" in out.outcome.reason
+
+
+def test_controller_rejection_aborts_with_reason():
+    p = parameter_set().values()
+    seq = GaitSequencer(p, script_loader=loader)
+    g, _ = validate_crawl(crawl_goal(), p)
+    seq.start(g, 0.0, np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
+    out = seq.tick(0.0)
+    sid = out.reference.sequence_id
+    out = seq.tick(0.01, SimpleNamespace(sequence_id=sid, accepted=False, reached=False, reason="controller inactive"))
+    assert out.outcome.status == "aborted" and "controller inactive" in out.outcome.reason
+
+
+def test_busy_start_raises():
+    p = parameter_set().values()
+    seq = GaitSequencer(p, script_loader=loader)
+    g, _ = validate_crawl(crawl_goal(), p)
+    seq.start(g, 0.0, np.zeros(7) + [0, 0, 0, 0, 0, 0, 1])
+    with pytest.raises(RuntimeError):
+        seq.start(g, 0.0, np.zeros(7))
+
+
+@pytest.mark.parametrize("kw,needle", [
+    (dict(cycles=0), "cycles must be > 0"), (dict(cycles=-3), "cycles must be > 0"),
+    (dict(direction=7), "direction"), (dict(loop_mode=5), "loop_mode"), (dict(method=9), "method"),
+    (dict(method=1), "not available"), (dict(speed_scale=float("nan")), "speed_scale"),
+    (dict(speed_scale=0.0), "speed_scale"), (dict(speed_scale=100.0), "speed_scale"),
+    (dict(distance_m=float("nan")), "distance_m"), (dict(distance_m=-1.0), "distance_m"),
+    (dict(cycles=10 ** 6), "max_cycles"),
+])
+def test_invalid_crawl_goals(kw, needle):
+    g, why = validate_crawl(crawl_goal(**kw), parameter_set().values())
+    assert g is None and needle in why
+
+
+def test_turn_and_roll_validation():
+    p = parameter_set().values()
+    T = lambda **kw: SimpleNamespace(**dict(dict(direction=0, angle_rad=0.0, cycles=1, speed_scale=1.0), **kw))  # noqa
+    assert validate_turn(T(), p)[0].script == p["gaits.turn_left"]
+    assert validate_turn(T(direction=1), p)[0].script == p["gaits.turn_right"]
+    g, _ = validate_turn(T(direction=2, angle_rad=-1.0), p)
+    assert g.script == p["gaits.turn_right"] and g.angle_rad == -1.0
+    for bad in (T(direction=3), T(direction=2, angle_rad=0.0), T(direction=2, angle_rad=float("inf")), T(cycles=0)):
+        assert validate_turn(bad, p)[0] is None
+    R = lambda **kw: SimpleNamespace(**dict(dict(from_side=0, to=1), **kw))  # noqa
+    assert validate_roll(R(), p)[0].loop_mode == "once"
+    assert validate_roll(R(from_side=2), p)[0] is None and validate_roll(R(to=4), p)[0] is None
+
+
+def test_heading_from_quat():
+    yaw = 0.7
+    q = [0, 0, math.sin(yaw / 2), math.cos(yaw / 2)]
+    assert heading_from_quat(q) == pytest.approx(yaw)
