@@ -1,0 +1,179 @@
+"""Run-time MuJoCo model of the DRC Atlas, built with mujoco.MjSpec from our URDF.
+
+Source of the URDF: ``atlas_description.urdf_string(sim="mujoco")`` when that package is importable, else the
+reference drcsim URDF + MultiSense head (one-line switch in ``atlas_crawl_controller.robot_info.urdf_source``).
+MjSpec then adds what a URDF cannot say: free joint on the pelvis, floor plane, 28 position servos (gains and
+force limits from config/mujoco_sim_parameters.yaml; force limit = URDF effort limit), contact/friction settings,
+contact-frame sites and a tracking camera.
+
+Contact model (the thesis lost accuracy to ODE "skating", §4.1): elliptic friction cones, impratio 10, condim 4
+(torsional friction) on the support geoms (hands, forearms, shins, feet), sliding friction 1.0; robot geoms collide
+with the floor only (contype 1 / conaffinity 0 on the robot, 0 / 1 on the floor), like Gazebo's default of no
+self-collision.
+"""
+from __future__ import annotations
+
+import re
+
+import mujoco
+import numpy as np
+
+from atlas_crawl_controller.robot_info import (CONTACT_FRAMES, JOINT_NAMES, SOLE_FRAMES, joint_limits,
+                                               urdf_source)
+
+from .params import load_params
+
+#: Bodies whose geoms form each limb's support contact (limb order LW, RW, LK, RK).
+LIMB_BODIES = (("l_hand", "l_farm"), ("r_hand", "r_farm"), ("l_lleg",), ("r_lleg",))
+FOOT_BODIES = ("l_foot", "r_foot")
+SUPPORT_BODIES = ("l_hand", "l_farm", "r_hand", "r_farm", "l_lleg", "r_lleg", "l_foot", "r_foot",
+                  "l_talus", "r_talus")
+#: Bodies whose floor contact means a fall in crawl gaits (torso / head on the ground).
+FALL_BODIES = ("utorso", "head", "mtorso", "ltorso")
+
+#: Provisional contact frames (body, position in body frame) used only when the URDF has no such link.
+#: Wrist: where the hand's end cylinder meets the floor in the hands-and-knees stance; knee: the upper front
+#: rim of the shin cylinder (where the shin touches the floor in that stance);
+#: sole: centre of the foot box bottom.
+_FALLBACK_SITES = {
+    "l_wrist_contact": ("l_hand", (0.01, 0.125, -0.019)),
+    "r_wrist_contact": ("r_hand", (0.01, -0.125, -0.019)),
+    "l_knee_contact": ("l_lleg", (0.109, 0.003, 0.012)),
+    "r_knee_contact": ("r_lleg", (0.109, -0.003, 0.012)),
+    "l_sole": ("l_foot", (0.048, 0.0, -0.081)),
+    "r_sole": ("r_foot", (0.048, 0.0, -0.081)),
+}
+
+
+def _joint_group(name: str) -> str:
+    if name.startswith("back_"):
+        return "back"
+    if name == "neck_ay":
+        return "neck"
+    if "_leg_" in name:
+        return "leg"
+    return "arm"
+
+
+def prepared_urdf(sim: str = "mujoco") -> str:
+    """URDF text with a <mujoco> compiler block (discard visuals, keep fixed-joint links as bodies)."""
+    urdf = urdf_source(sim)
+    if "<mujoco>" not in urdf:
+        urdf = re.sub(r"(<robot[^>]*>)",
+                      r'\1<mujoco><compiler discardvisual="true" fusestatic="false" strippath="false"/></mujoco>',
+                      urdf, count=1)
+    return urdf
+
+
+def build_spec(params: dict | None = None) -> mujoco.MjSpec:
+    """MjSpec of robot + floor + servos + sites (see module doc). ``params`` overrides the YAML defaults."""
+    p = load_params(overrides=params)
+    spec = mujoco.MjSpec.from_string(prepared_urdf())
+    spec.modelname = "atlas_crawl"
+    spec.option.timestep = p["timestep_s"]
+    spec.option.integrator = {"implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+                              "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+                              "RK4": mujoco.mjtIntegrator.mjINT_RK4,
+                              "Euler": mujoco.mjtIntegrator.mjINT_EULER}[p["integrator"]]
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.impratio = p["impratio"]
+    spec.visual.global_.offwidth = 1280
+    spec.visual.global_.offheight = 960
+
+    pelvis = spec.body("pelvis")
+    if pelvis is None:
+        raise RuntimeError("URDF has no 'pelvis' link")
+    pelvis.add_freejoint(name="floating_base")
+
+    # Robot geoms: collide with the floor only; support geoms get torsional friction.
+    mu = p["friction_sliding"]
+    for g in spec.geoms:
+        body = g.parent.name
+        g.contype, g.conaffinity = 1, 0
+        if body in SUPPORT_BODIES:
+            g.condim = p["contact_condim"]
+            g.friction = [mu, p["friction_torsional_m"], p["friction_rolling_m"]]
+        else:
+            g.condim = 3
+            g.friction = [mu, 0.005, 0.0001]
+
+    floor = spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE,
+                                    size=[p["floor_size_m"], p["floor_size_m"], 0.1])
+    floor.contype, floor.conaffinity = 0, 1
+    floor.condim = p["contact_condim"]
+    floor.friction = [mu, p["friction_torsional_m"], p["friction_rolling_m"]]
+    floor.rgba = [0.55, 0.6, 0.65, 1.0]
+    tex = spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                           builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=256, height=256,
+                           rgb1=[0.35, 0.4, 0.45], rgb2=[0.55, 0.6, 0.65])
+    mat = spec.add_material(name="grid")
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    mat.texrepeat = [2, 2]
+    mat.texuniform = True
+    floor.material = "grid"
+    del tex
+    spec.worldbody.add_light(name="sun", pos=[0, 0, 5], dir=[0, 0, -1], castshadow=False)
+    spec.worldbody.add_camera(name="track", mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
+                              pos=[1.2, -2.4, 1.3], xyaxes=[0.894, 0.447, 0, -0.2, 0.4, 0.894])
+
+    # Joints: armature; servos with force limit = URDF effort limit.
+    lo, hi, _vel, eff = joint_limits()
+    for i, name in enumerate(JOINT_NAMES):
+        j = spec.joint(name)
+        if j is None:
+            raise RuntimeError(f"URDF has no joint '{name}'")
+        j.armature = p["armature_kg_m2"]
+        kp = p[f"kp_{_joint_group(name)}_nm_per_rad"]
+        a = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        a.set_to_position(kp=kp, kv=p["kv_ratio_s"] * kp)
+        a.ctrllimited = True
+        a.ctrlrange = [lo[i], hi[i]]
+        a.forcelimited = True
+        lim = p["effort_limit_scale"] * eff[i]
+        a.forcerange = [-lim, lim]
+
+    # Contact-frame sites.
+    for name in CONTACT_FRAMES + SOLE_FRAMES:
+        b = spec.body(name)
+        if b is not None:
+            b.add_site(name=name, pos=[0, 0, 0], size=[0.02, 0, 0], rgba=[1, 0.2, 0.2, 1])
+        else:
+            bname, pos = _FALLBACK_SITES[name]
+            spec.body(bname).add_site(name=name, pos=list(pos), size=[0.02, 0, 0], rgba=[1, 0.2, 0.2, 1])
+    return spec
+
+
+def build_model(params: dict | None = None) -> mujoco.MjModel:
+    """Compiled MjModel (see :func:`build_spec`)."""
+    return build_spec(params).compile()
+
+
+class ModelMap:
+    """Name-based index maps between the team order (JOINT_NAMES, LW/RW/LK/RK) and MuJoCo ids."""
+
+    def __init__(self, model: mujoco.MjModel):
+        m = model
+        self.qpos_adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in JOINT_NAMES])
+        self.dof_adr = np.array([m.jnt_dofadr[m.joint(n).id] for n in JOINT_NAMES])
+        self.act_id = np.array([m.actuator(n).id for n in JOINT_NAMES])
+        self.site_contact = np.array([m.site(n).id for n in CONTACT_FRAMES])
+        self.site_sole = np.array([m.site(n).id for n in SOLE_FRAMES])
+        self.pelvis = m.body("pelvis").id
+        self.utorso = m.body("utorso").id
+        self.floor_geom = m.geom("floor").id
+        body_limb = {}
+        for li, bodies in enumerate(LIMB_BODIES):
+            for b in bodies:
+                body_limb[m.body(b).id] = li
+        for b in FOOT_BODIES + ("l_talus", "r_talus"):
+            body_limb[m.body(b).id] = 4 if b.startswith("l") else 5
+        fall_ids = {m.body(b).id for b in FALL_BODIES if mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) >= 0}
+        #: per geom: limb index 0..3 (LW,RW,LK,RK), 4/5 left/right foot, -1 other robot geom, -2 floor
+        self.geom_limb = np.full(m.ngeom, -1, dtype=int)
+        self.geom_fall = np.zeros(m.ngeom, dtype=bool)
+        for g in range(m.ngeom):
+            b = m.geom_bodyid[g]
+            self.geom_limb[g] = body_limb.get(b, -1)
+            self.geom_fall[g] = b in fall_ids
+        self.geom_limb[self.floor_geom] = -2
+        self.total_mass = float(m.body_subtreemass[0])

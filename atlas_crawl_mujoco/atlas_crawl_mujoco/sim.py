@@ -1,0 +1,260 @@
+"""AtlasSim: a deterministic MuJoCo simulation of the DRC Atlas with team-order joint I/O.
+
+Determinism: MuJoCo is deterministic on one thread for identical inputs; the only randomness is the optional
+initial-state noise drawn from ``numpy.random.default_rng(seed)`` in :meth:`AtlasSim.reset`. Same seed + same
+inputs → bit-identical trajectory (tested in test/test_sim.py).
+
+Fall definition (used by the crawl/turn gaits, ``fall_check="crawl"``): the robot has fallen when any of
+  * the pelvis origin is lower than ``fall_pelvis_height_m`` (0.18 m; it rides at ~0.4-0.6 m on hands and knees),
+  * a torso or head geom (utorso, mtorso, ltorso, head) touches the floor,
+  * the utorso roll about the spine exceeds ``fall_roll_limit_rad`` (1.2 rad): roll = asin(y_utorso · z_world).
+Prone/roll scripts lie on the torso by design, so they use ``fall_check="none"`` (only non-finite state counts).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import mujoco
+import numpy as np
+
+from atlas_crawl_controller.robot_info import JOINT_NAMES
+
+from .model import ModelMap, build_model
+from .params import load_params
+
+MAX_GROUND_POINTS = 16
+
+
+class AtlasSim:
+    """MuJoCo Atlas with the team joint order. See module doc for determinism and the fall definition."""
+
+    def __init__(self, params: dict | None = None, seed: int = 0, model: mujoco.MjModel | None = None):
+        self.params = load_params(overrides=params)
+        self.model = model if model is not None else build_model(params)
+        self.data = mujoco.MjData(self.model)
+        self.map = ModelMap(self.model)
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        m = self.model
+        self.kp = np.array([m.actuator_gainprm[a, 0] for a in self.map.act_id])
+        self.ctrl_lo = m.actuator_ctrlrange[self.map.act_id, 0].copy()
+        self.ctrl_hi = m.actuator_ctrlrange[self.map.act_id, 1].copy()
+        self.fall_check = "crawl"
+        self._viewer = None
+        self._wall0 = None
+        self._sim0 = 0.0
+
+    # ------------------------------------------------------------------ state setting
+    def reset(self, q=None, base_pos=None, base_quat_wxyz=(1.0, 0.0, 0.0, 0.0), *, drop_clearance_m=0.003,
+              noise_rad: float = 0.0, base_xy=(0.0, 0.0), base_yaw_rad: float = 0.0):
+        """Reset to joint vector ``q`` (28, team order; or a pose name known to
+        ``atlas_crawl_controller.keyframes.named_pose``), servo targets = q, zero velocity.
+
+        If ``base_pos`` is None the pelvis is placed at ``base_xy`` and lowered until the lowest robot geom is
+        ``drop_clearance_m`` above the floor. ``base_yaw_rad`` pre-rotates ``base_quat_wxyz`` about world z.
+        ``noise_rad`` adds seeded uniform noise (±noise_rad) to the joint angles.
+        """
+        if isinstance(q, str):
+            from atlas_crawl_controller.keyframes import named_pose
+            name = q
+            q, quat = named_pose(name)
+            if base_quat_wxyz == (1.0, 0.0, 0.0, 0.0):
+                base_quat_wxyz = quat
+        q = np.zeros(28) if q is None else np.asarray(q, dtype=float).copy()
+        if q.shape != (28,) or not np.all(np.isfinite(q)):
+            raise ValueError("reset: q must be 28 finite joint angles in team order")
+        self.rng = np.random.default_rng(self.seed)
+        if noise_rad > 0:
+            q = q + self.rng.uniform(-noise_rad, noise_rad, 28)
+        q = np.clip(q, self.ctrl_lo, self.ctrl_hi)
+        m, d = self.model, self.data
+        mujoco.mj_resetData(m, d)
+        quat = np.asarray(base_quat_wxyz, dtype=float)
+        quat = quat / np.linalg.norm(quat)
+        if base_yaw_rad:
+            qz = np.array([np.cos(base_yaw_rad / 2), 0, 0, np.sin(base_yaw_rad / 2)])
+            out = np.zeros(4)
+            mujoco.mju_mulQuat(out, qz, quat)
+            quat = out
+        d.qpos[0:3] = [base_xy[0], base_xy[1], 2.0] if base_pos is None else base_pos
+        d.qpos[3:7] = quat
+        d.qpos[self.map.qpos_adr] = q
+        mujoco.mj_forward(m, d)
+        if base_pos is None:
+            d.qpos[2] += drop_clearance_m - self._lowest_point_z()
+            mujoco.mj_forward(m, d)
+        d.ctrl[self.map.act_id] = q
+        self._wall0 = None
+        return self
+
+    def _lowest_point_z(self) -> float:
+        """Lowest z over all robot collision geoms (exact for boxes/capsules/cylinders/spheres)."""
+        m, d = self.model, self.data
+        zmin = np.inf
+        for g in range(m.ngeom):
+            if self.map.geom_limb[g] == -2 or m.geom_contype[g] == 0:
+                continue
+            R = d.geom_xmat[g].reshape(3, 3)
+            c = d.geom_xpos[g]
+            s = m.geom_size[g]
+            t = m.geom_type[g]
+            if t == mujoco.mjtGeom.mjGEOM_SPHERE:
+                z = c[2] - s[0]
+            elif t == mujoco.mjtGeom.mjGEOM_CAPSULE:
+                z = c[2] - abs(R[2, 2]) * s[1] - s[0]
+            elif t == mujoco.mjtGeom.mjGEOM_CYLINDER:
+                z = c[2] - abs(R[2, 2]) * s[1] - s[0] * np.sqrt(max(0.0, 1 - R[2, 2] ** 2))
+            elif t == mujoco.mjtGeom.mjGEOM_BOX:
+                z = c[2] - np.sum(np.abs(R[2, :]) * s[:3])
+            else:
+                z = c[2] - m.geom_rbound[g]
+            zmin = min(zmin, z)
+        return float(zmin)
+
+    def set_joint_targets(self, q):
+        """Servo position targets, (28,) team order, clipped to the joint limits."""
+        q = np.asarray(q, dtype=float)
+        if q.shape != (28,) or not np.all(np.isfinite(q)):
+            raise ValueError("set_joint_targets: need 28 finite values in team order")
+        self.data.ctrl[self.map.act_id] = np.clip(q, self.ctrl_lo, self.ctrl_hi)
+
+    def joint_targets(self) -> np.ndarray:
+        return self.data.ctrl[self.map.act_id].copy()
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, n: int = 1, realtime: bool = False):
+        """Advance ``n`` physics steps (1 ms each by default). ``realtime`` paces to the wall clock."""
+        m, d = self.model, self.data
+        for _ in range(int(n)):
+            mujoco.mj_step(m, d)
+        if realtime:
+            if self._wall0 is None:
+                self._wall0, self._sim0 = time.perf_counter(), d.time
+            lag = (d.time - self._sim0) - (time.perf_counter() - self._wall0)
+            if lag > 0:
+                time.sleep(lag)
+        if self._viewer is not None:
+            if self._viewer.is_running():
+                self._viewer.sync()
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    @property
+    def dt(self) -> float:
+        return float(self.model.opt.timestep)
+
+    # ------------------------------------------------------------------ reading
+    def joint_q(self) -> np.ndarray:
+        return self.data.qpos[self.map.qpos_adr].copy()
+
+    def joint_qd(self) -> np.ndarray:
+        return self.data.qvel[self.map.dof_adr].copy()
+
+    def joint_effort(self) -> np.ndarray:
+        """Servo torques (N·m), team order."""
+        return self.data.actuator_force[self.map.act_id].copy()
+
+    def pelvis_pose(self):
+        """(position (3,), quaternion wxyz (4,)) of the pelvis in the world."""
+        return self.data.qpos[0:3].copy(), self.data.qpos[3:7].copy()
+
+    def pelvis_twist(self):
+        """(linear velocity world (3,), angular velocity world (3,)) of the pelvis origin."""
+        v = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.map.pelvis, v, 0)
+        return v[3:6].copy(), v[0:3].copy()
+
+    def com(self) -> np.ndarray:
+        """Whole-body centre of mass, world frame."""
+        return self.data.subtree_com[0].copy()
+
+    def contact_site_pos(self) -> np.ndarray:
+        """(4,3) world positions of LW, RW, LK, RK contact frames."""
+        return self.data.site_xpos[self.map.site_contact].copy()
+
+    def sole_pos(self) -> np.ndarray:
+        return self.data.site_xpos[self.map.site_sole].copy()
+
+    def heading_rad(self) -> float:
+        """Yaw of the pelvis forward axis projected on the floor (spatial frame x, thesis §2.2.2)."""
+        R = self.data.xmat[self.map.pelvis].reshape(3, 3)
+        return float(np.arctan2(R[1, 0], R[0, 0]))
+
+    def torso_roll_rad(self) -> float:
+        R = self.data.xmat[self.map.utorso].reshape(3, 3)
+        return float(np.arcsin(np.clip(R[2, 1], -1, 1)))
+
+    def floor_contacts(self):
+        """List of (limb_code, world point (3,), normal force N, geom id) for every robot-floor contact.
+
+        limb_code: 0..3 = LW,RW,LK,RK support geoms, 4/5 = left/right foot, -1 any other robot geom.
+        """
+        m, d = self.model, self.data
+        out = []
+        f6 = np.zeros(6)
+        fl = self.map.floor_geom
+        for i in range(d.ncon):
+            c = d.contact[i]
+            if c.geom1 == fl:
+                g = c.geom2
+            elif c.geom2 == fl:
+                g = c.geom1
+            else:
+                continue
+            mujoco.mj_contactForce(m, d, i, f6)
+            out.append((int(self.map.geom_limb[g]), c.pos.copy(), float(f6[0]), int(g)))
+        return out
+
+    def limb_contacts(self):
+        """Ground truth per limb LW,RW,LK,RK: (in_touch (4,) bool, normal force (4,) N)."""
+        touch = np.zeros(4, dtype=bool)
+        force = np.zeros(4)
+        for limb, _p, fn, _g in self.floor_contacts():
+            if 0 <= limb < 4:
+                touch[limb] = True
+                force[limb] += fn
+        return touch, force
+
+    def ground_points(self, max_points: int = MAX_GROUND_POINTS) -> np.ndarray:
+        """(max_points,3) all robot-floor contact points, padded with NaN (extra points dropped)."""
+        pts = np.full((max_points, 3), np.nan)
+        cs = self.floor_contacts()
+        for k, (_l, p, _f, _g) in enumerate(cs[:max_points]):
+            pts[k] = p
+        return pts
+
+    def fallen(self):
+        """(fell: bool, reason: str). See module doc for the definition."""
+        d = self.data
+        if not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
+            return True, "non-finite state"
+        if self.fall_check == "none":
+            return False, ""
+        p = self.params
+        if d.qpos[2] < p["fall_pelvis_height_m"]:
+            return True, f"pelvis height {d.qpos[2]:.3f} m < {p['fall_pelvis_height_m']} m"
+        for _l, _p, _f, g in self.floor_contacts():
+            if self.map.geom_fall[g]:
+                return True, f"{mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, self.model.geom_bodyid[g])}" \
+                             " touches the floor"
+        roll = self.torso_roll_rad()
+        if abs(roll) > p["fall_roll_limit_rad"]:
+            return True, f"torso roll {roll:.2f} rad beyond ±{p['fall_roll_limit_rad']} rad"
+        return False, ""
+
+    # ------------------------------------------------------------------ people
+    def launch_viewer(self) -> bool:
+        """Passive mujoco.viewer window if a display exists; returns whether one was opened."""
+        if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            return False
+        import mujoco.viewer
+        self._viewer = mujoco.viewer.launch_passive(self.model, self.data)
+        return True
+
+    def close(self):
+        if self._viewer is not None:
+            self._viewer.close()
+            self._viewer = None
