@@ -12,7 +12,7 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/requirements', glob('requirements/*.txt')),
-        ('share/' + package_name + '/scripts', glob('scripts/*')),
+        ('share/' + package_name + '/scripts', glob('scripts/*.sh') + glob('scripts/*.py')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
