@@ -33,8 +33,10 @@ def com_path(logs: list[TrialLog], path, heading_source="pelvis_z", title="") ->
     L = max(0.08 * span, 0.05)
     starts = [c.start for c in cyc] + ([cyc[-1].end] if cyc else [])
     for k, i in enumerate(starts):
-        ax.annotate("", xy=(xs[i, 0] + L * np.cos(th[i]), xs[i, 1] + L * np.sin(th[i])), xytext=(xs[i, 0], xs[i, 1]),
+        tip = (xs[i, 0] + L * np.cos(th[i]), xs[i, 1] + L * np.sin(th[i]))
+        ax.annotate("", xy=tip, xytext=(xs[i, 0], xs[i, 1]),
                     arrowprops=dict(arrowstyle="->", color="tab:blue", lw=1.2))
+        ax.plot(*tip, alpha=0.0)  # arrow tips inside the axis limits
     if starts:
         ax.plot(*xs[starts[0]], "o", color="tab:green", label="gait start")
         ax.plot(*xs[starts[-1]], "s", color="tab:red", label="gait end")
@@ -135,11 +137,13 @@ def support_polygons(log: TrialLog, path, forward_axis="z", cycle=1, title="") -
         ax.set_ylabel("spatial y [m]")
         ax.grid(alpha=0.3)
         if a == 0:
-            ax.legend(fontsize=6, loc="best")
+            handles, labels = ax.get_legend_handles_labels()
     for ax in axes.flat[n:]:
         ax.axis("off")
-    fig.suptitle(title or f"Support polygons, cycle {c.index} (robot faces +x)")
-    return _save(fig, path)
+    fig.suptitle(title or f"Support polygons, cycle {c.index} (robot faces +x; hollow = not in touch)")
+    fig.tight_layout(rect=(0, 0.06 if rows > 1 else 0.12, 1, 1))
+    fig.legend(handles, [lb.replace(" (swing)", "") for lb in labels], loc="lower center", ncol=7, fontsize=8)
+    return _save(fig, path, tight=False)
 
 
 def margin_timeline(log: TrialLog, path, title="") -> Path:
@@ -163,10 +167,11 @@ def margin_timeline(log: TrialLog, path, title="") -> Path:
     return _save(fig, path)
 
 
-def _save(fig, path) -> Path:
+def _save(fig, path, tight=True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

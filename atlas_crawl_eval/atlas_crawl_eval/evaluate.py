@@ -1,0 +1,106 @@
+"""Evaluation command (issue 3 §4): N trials with a fresh MuJoCo simulator each, then the report folder.
+
+    python -m atlas_crawl_eval.evaluate --behaviour crawl_forward --loop full --trials 10 --cycles 10 \\
+        --out reports/crawl_forward_full [--video] [--quick]
+    python -m atlas_crawl_eval.evaluate --all --out reports/latest [--quick] [--video]
+    python -m atlas_crawl_eval.evaluate --behaviour turn_left --from-logs 'reports/x/logs/*.npz' --out reports/x
+
+Defaults are the thesis protocol (§4.1.3: 10 trials × 10 cycles crawling; §4.1.2: 5 trials × 20 loops turning;
+rolling: 20 trials, issue 3 §4). ``--quick`` = 1 trial × 2 cycles (CI smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import shlex
+import sys
+from pathlib import Path
+
+from . import report, run_trials, thesis_values as tv
+from .trial_log import TrialLog
+
+ALL_RUNS = [("crawl_forward", "full"), ("crawl_forward", "part"), ("crawl_backward", "full"),
+            ("crawl_backward", "part"), ("turn_left", "full"), ("turn_right", "full"), ("roll_left", "full"),
+            ("roll_right", "full")]
+
+
+def run_name(behaviour, loop):
+    return f"{behaviour}_{loop}" if behaviour.startswith("crawl") else behaviour
+
+
+def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noise=0.01, command=None,
+                 from_logs=None):
+    out = Path(out)
+    if from_logs:
+        paths = sorted(glob.glob(from_logs))
+        if not paths:
+            raise SystemExit(f"--from-logs {from_logs!r} matched no file")
+        logs = [TrialLog.load(p) for p in paths]
+    else:
+        logs = run_trials.run_trials(behaviour, loop, trials, cycles, out, seed0, video, noise)
+    vid = out / "video.mp4"
+    p = report.write_report(logs, behaviour, out, loop, command=command, video="video.mp4" if vid.exists() else None)
+    return p
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--behaviour", choices=list(tv.PROTOCOL))
+    ap.add_argument("--all", action="store_true", help="every behaviour with the thesis trial counts")
+    ap.add_argument("--loop", choices=["full", "part"], default="full")
+    ap.add_argument("--trials", type=int, help="default: thesis protocol")
+    ap.add_argument("--cycles", type=int, help="default: thesis protocol")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--video", action="store_true", help="film the first trial (video.mp4 in the report folder)")
+    ap.add_argument("--quick", action="store_true", help="1 trial × 2 cycles (CI)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the first trial (trial i uses seed + i)")
+    ap.add_argument("--init-noise-rad", type=float, default=0.01,
+                    help="seeded uniform start-pose joint noise, rad (0 = all trials identical: MuJoCo is exact)")
+    ap.add_argument("--from-logs", help="glob of existing trial .npz logs: report only, no simulation")
+    a = ap.parse_args(argv)
+    if a.all == bool(a.behaviour):
+        ap.error("give exactly one of --behaviour or --all")
+    command = "python -m atlas_crawl_eval.evaluate " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
+    runs = ALL_RUNS if a.all else [(a.behaviour, a.loop)]
+    out = Path(a.out)
+    written = []
+    for beh, loop in runs:
+        n, c = tv.PROTOCOL[beh]
+        if a.quick:
+            n, c = 1, (1 if beh.startswith("roll") else 2)
+        n = a.trials or n
+        c = a.cycles or c
+        folder = out / run_name(beh, loop) if a.all else out
+        try:
+            p = evaluate_one(beh, loop, n, c, folder, a.video, a.seed, a.init_noise_rad, command,
+                             a.from_logs if not a.all else None)
+        except run_trials.BackendUnavailable as e:
+            print(f"[evaluate] {beh}/{loop}: SKIPPED, {e}", file=sys.stderr)
+            written.append((beh, loop, None, str(e)))
+            continue
+        print(p.read_text().split("## Per-trial")[0])
+        written.append((beh, loop, p, ""))
+    if a.all:
+        write_index(out, written, command)
+    return 0 if all(p for _, _, p, _ in written) else 2
+
+
+def write_index(out: Path, written, command):
+    """reports/<name>/report.md: every behaviour's table, linking to its folder."""
+    md = [f"# atlas_crawl evaluation (all behaviours)\n\nCommand: `{command}`\n"]
+    for beh, loop, p, err in written:
+        name = run_name(beh, loop)
+        md.append(f"\n## {name}\n\n")
+        if p is None:
+            md.append(f"Not run: {err}\n")
+            continue
+        txt = Path(p).read_text().split("## Per-trial")[0]
+        body = txt.split("\n", 1)[1]  # drop its title
+        md.append(f"[full report]({name}/report.md)\n" + body)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text("".join(md))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
