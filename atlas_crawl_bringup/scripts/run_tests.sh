@@ -29,6 +29,8 @@ export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 1 ))}"
 echo "[tests] ROS_DOMAIN_ID=$ROS_DOMAIN_ID MUJOCO_GL=$MUJOCO_GL"
 
 t0=$SECONDS
+# Results of earlier runs would otherwise be summarised again (stale or removed tests).
+colcon test-result --delete-yes >/dev/null 2>&1 || true
 rc_test=0
 nice -n "${ATLAS_CRAWL_NICE:-10}" colcon test --event-handlers console_cohesion+ summary+ \
   --return-code-on-test-failure "$@" || rc_test=$?
