@@ -29,7 +29,7 @@ import numpy as np
 import yaml
 
 from atlas_crawl_controller.keyframes import GAITS_DIR, KeyframeScript, Keyframe
-from atlas_crawl_controller.robot_info import JOINT_NAMES, LIMB_NAMES
+from atlas_crawl_controller.robot_info import JOINT_NAMES, LIMB_NAMES, joint_limits
 
 from .kin import WholeBodyIK, support_margin
 from .sim import AtlasSim
@@ -44,6 +44,7 @@ DEFAULTS = dict(
     com_x_stance_m=0.19,            # CoM x in the nominal stance (same frame)
     com_x_hand_lift_m=0.13,         # (unused by the automatic CoM placement; kept for hand-set experiments)
     com_x_knee_lift_m=0.33,
+    free_shin=True,                 # knee contact is a sphere (atlas_description): shin orientation left free
     margin_target_m=0.04,           # planned static margin in every tripod (issue 3 target: >= 0.03 m)
     com_overshoot_m=0.0,            # extra CoM travel beyond the margin target
     com_y_bias_m=0.0,               # lateral CoM offset towards the stance side (+ = away from the swing limb)
@@ -126,7 +127,7 @@ class CrawlDesigner:
         qpos, info = self._solve(self.seed_qpos, nominal, pose_of(0, centre0, com_rel["stance"], 0))
         st = self.ik.state(qpos)
         st_com = st["com"][:2].copy()
-        rots = [None, None, st["rots"][2], st["rots"][3]]   # hold shin orientation (knee rim contact)
+        rots = [None, None, None, None] if p["free_shin"] else [None, None, st["rots"][2], st["rots"][3]]
         kfs.append(self._kf("stance", qpos, info, nominal, "ALL", p["t_stance_s"], pose_of(0, centre0,
                                                                                             com_rel["stance"], 0)))
         contacts = nominal.copy()
@@ -201,6 +202,7 @@ def to_yaml(kfs, name, description, part_loop_start=1, fall_check="crawl", extra
         st = LIMB_NAMES if k["stance"] == "ALL" else k["stance"]
         lines.append(f"    stance: [{', '.join(st)}]")
         lines.append("    joints:")
-        for n, v in zip(JOINT_NAMES, k["q"]):
-            lines.append(f"      {n}: {v:+.4f}")
+        lo, hi, _, _ = joint_limits()
+        for n, v, a, b in zip(JOINT_NAMES, k["q"], lo, hi):
+            lines.append(f"      {n}: {float(np.clip(v, a + 1e-4, b - 1e-4)):+.4f}")
     return "\n".join(lines) + "\n"

@@ -19,13 +19,19 @@ META_KEYS = ("meta_gait", "meta_loop_mode", "meta_cycles", "meta_seed", "meta_fe
 class Logger:
     def __init__(self, rate_hz: float = 100.0):
         self.period = 1.0 / rate_hz
-        self.next_t = 0.0
+        self.t0 = self.next_t = 0.0
+        self.k = 0
         self.rows = {k: [] for k in LOG_KEYS}
 
+    def start(self, t0: float):
+        self.t0 = self.next_t = float(t0)
+        self.k = 0
+
     def maybe_sample(self, sim, planned_stance=None, cycle: int = 0, keyframe: int = 0):
-        if sim.time + 1e-9 >= self.next_t:
+        if sim.time + 1e-6 >= self.next_t:
             self.sample(sim, planned_stance, cycle, keyframe)
-            self.next_t += self.period
+            self.k += 1
+            self.next_t = self.t0 + self.k * self.period
 
     def sample(self, sim, planned_stance=None, cycle: int = 0, keyframe: int = 0):
         r = self.rows

@@ -38,7 +38,7 @@ class VideoRecorder:
         self.frames.append(self.renderer.render().copy())
 
     def maybe_capture(self):
-        if self.sim.time + 1e-9 >= self.next_t:
+        if self.sim.time + 1e-6 >= self.next_t:
             self.capture()
             self.next_t += 1.0 / self.fps
 

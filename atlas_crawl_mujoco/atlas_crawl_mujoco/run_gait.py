@@ -51,13 +51,15 @@ def run(script_name, cycles=1, loop="full", seed=0, video=None, realtime=False, 
     logger = Logger(sim.params["log_rate_hz"])
     player.start(sim.joint_q(), sim.joint_effort(), sim.kp)
     t_start = sim.time
-    logger.next_t = sim.time
+    logger.start(sim.time)
+    logger.maybe_sample(sim, player.planned_stance(), 0, 0)
     if rec:
         rec.next_t = sim.time
     com0 = sim.com()
     head0 = sim.heading_rad()
     fell, fall_t, reason = False, math.nan, ""
     min_margin = math.inf
+    lost_samples = tripod_samples = 0
     head_unwrapped, head_prev = 0.0, head0
     dt = sim.dt
     steps_after = int(settle_s / dt)
@@ -79,11 +81,13 @@ def run(script_name, cycles=1, loop="full", seed=0, video=None, realtime=False, 
             head_unwrapped += (h - head_prev + math.pi) % (2 * math.pi) - math.pi
             head_prev = h
             if stance.sum() == 3 and not fell:
-                pts = [p[:2] for limb, p, _f, _g in sim.floor_contacts() if 0 <= limb < 4 and stance[limb]]
-                if len(pts) >= 3:
-                    min_margin = min(min_margin, support_margin(sim.com()[:2], np.array(pts)))
-                else:
-                    min_margin = min(min_margin, -1.0)
+                # static margin of the CoM projection w.r.t. the triangle of the planned stance contact frames
+                # (actual positions in physics); stance limbs that lost touch are counted separately
+                pts = sim.contact_site_pos()[stance, :2]
+                min_margin = min(min_margin, support_margin(sim.com()[:2], pts))
+                touch, _ = sim.limb_contacts()
+                lost_samples += int(np.any(stance & ~touch))
+                tripod_samples += 1
             if not fell:
                 f, why = sim.fallen()
                 if f:
@@ -105,7 +109,8 @@ def run(script_name, cycles=1, loop="full", seed=0, video=None, realtime=False, 
                turn_deg=math.degrees(head_unwrapped), turn_per_cycle_deg=math.degrees(head_unwrapped) / ncyc,
                fell=fell, fall_time_s=fall_t, fall_reason=reason,
                min_tripod_margin_m=min_margin if math.isfinite(min_margin) else float("nan"),
-               final_pelvis_z_m=float(sim.pelvis_pose()[0][2]))
+               final_pelvis_z_m=float(sim.pelvis_pose()[0][2]),
+               stance_loss_fraction=lost_samples / tripod_samples if tripod_samples else 0.0)
     meta = dict(gait=script.name + ("_reversed" if reverse else ""), loop_mode=loop, cycles=ncyc, seed=seed,
                 fell=fell, fall_time_s=fall_t)
     if log:
@@ -123,7 +128,8 @@ def format_result(r) -> str:
             f" m/cycle) velocity={r['velocity_mps']:.4f}m/s drift={r['drift_per_cycle_m']:.4f}m/cycle "
             f"turn={r['turn_deg']:+.2f}deg ({r['turn_per_cycle_deg']:+.2f}deg/cycle) falls={int(r['fell'])}"
             + (f" ({r['fall_reason']} at {r['fall_time_s']:.2f}s)" if r['fell'] else "")
-            + f" min_tripod_margin={r['min_tripod_margin_m']:+.3f}m pelvis_z={r['final_pelvis_z_m']:.3f}m")
+            + f" min_tripod_margin={r['min_tripod_margin_m']:+.3f}m stance_loss={r['stance_loss_fraction']:.2f}"
+            f" pelvis_z={r['final_pelvis_z_m']:.3f}m")
 
 
 def main(argv=None):
