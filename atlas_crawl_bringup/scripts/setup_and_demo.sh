@@ -79,7 +79,10 @@ have="$(cat "$STAMP" 2>/dev/null || true)"
 if [ "$want" != "$have" ]; then
   log "installing pinned requirements ($(grep -c '==' "$REQ") pins; a few minutes on a fresh venv)"
   rm -f "$STAMP"
-  "${NICE[@]}" "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ"
+  # (the filter drops pip's per-package notes about absent local index mirrors some
+  #  machines configure; real errors still show)
+  "${NICE[@]}" "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" \
+    2> >(grep -v "^WARNING: Location 'file:" >&2)
   echo "$want" > "$STAMP"
   log "requirements installed"
 else
