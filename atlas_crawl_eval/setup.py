@@ -13,7 +13,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/config", glob("config/*.yaml")),
     ],
-    install_requires=["setuptools", "numpy", "scipy", "matplotlib", "imageio"],
+    install_requires=["setuptools", "numpy", "scipy", "matplotlib", "imageio", "pyyaml"],
     zip_safe=True,
     maintainer="atlas_crawl team",
     maintainer_email="team@atlas-crawl.dev",

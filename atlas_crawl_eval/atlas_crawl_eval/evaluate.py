@@ -17,7 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import report, run_trials, thesis_values as tv
+from . import params as params_mod, report, run_trials, thesis_values as tv
 from .trial_log import TrialLog
 
 ALL_RUNS = [("crawl_forward", "full"), ("crawl_forward", "part"), ("crawl_backward", "full"),
@@ -30,7 +30,8 @@ def run_name(behaviour, loop):
 
 
 def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noise=0.01, command=None,
-                 from_logs=None):
+                 from_logs=None, prm=None):
+    prm = prm or params_mod.load_params()
     out = Path(out)
     if from_logs:
         paths = sorted(glob.glob(from_logs))
@@ -38,9 +39,12 @@ def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noi
             raise SystemExit(f"--from-logs {from_logs!r} matched no file")
         logs = [TrialLog.load(p) for p in paths]
     else:
-        logs = run_trials.run_trials(behaviour, loop, trials, cycles, out, seed0, video, noise)
+        logs = run_trials.run_trials(behaviour, loop, trials, cycles, out, seed0, video, noise,
+                                     settle_before_s=prm["settle_before_s"], settle_after_s=prm["settle_after_s"])
     vid = out / "video.mp4"
-    p = report.write_report(logs, behaviour, out, loop, command=command, video="video.mp4" if vid.exists() else None)
+    p = report.write_report(logs, behaviour, out, loop, command=command, video="video.mp4" if vid.exists() else None,
+                            heading_source=prm["heading_source"], slip_min_duration_s=prm["slip_min_duration_s"],
+                            init_noise_rad=None if from_logs else noise)
     return p
 
 
@@ -55,13 +59,16 @@ def main(argv=None):
     ap.add_argument("--video", action="store_true", help="film the first trial (video.mp4 in the report folder)")
     ap.add_argument("--quick", action="store_true", help="1 trial × 2 cycles (CI)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the first trial (trial i uses seed + i)")
-    ap.add_argument("--init-noise-rad", type=float, default=0.01,
-                    help="seeded uniform start-pose joint noise, rad (0 = all trials identical: MuJoCo is exact)")
+    ap.add_argument("--init-noise-rad", type=float, default=None,
+                    help="seeded uniform start-pose joint noise, rad (0 = all trials identical: MuJoCo is exact); "
+                         "default from config/evaluation_parameters.yaml")
     ap.add_argument("--from-logs", help="glob of existing trial .npz logs: report only, no simulation")
     a = ap.parse_args(argv)
     if a.all == bool(a.behaviour):
         ap.error("give exactly one of --behaviour or --all")
     command = "python -m atlas_crawl_eval.evaluate " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
+    prm = params_mod.load_params(overrides=None if a.init_noise_rad is None else
+                                 {"init_noise_rad": a.init_noise_rad})
     runs = ALL_RUNS if a.all else [(a.behaviour, a.loop)]
     out = Path(a.out)
     written = []
@@ -73,8 +80,8 @@ def main(argv=None):
         c = a.cycles or c
         folder = out / run_name(beh, loop) if a.all else out
         try:
-            p = evaluate_one(beh, loop, n, c, folder, a.video, a.seed, a.init_noise_rad, command,
-                             a.from_logs if not a.all else None)
+            p = evaluate_one(beh, loop, n, c, folder, a.video, a.seed, prm["init_noise_rad"], command,
+                             a.from_logs if not a.all else None, prm)
         except run_trials.BackendUnavailable as e:
             print(f"[evaluate] {beh}/{loop}: SKIPPED, {e}", file=sys.stderr)
             written.append((beh, loop, None, str(e)))

@@ -462,7 +462,8 @@ TURN_BEHAVIOURS = ("turn_left", "turn_right")
 ROLL_BEHAVIOURS = ("roll_left", "roll_right")
 
 
-def trial_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z") -> dict:
+def trial_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z",
+                  slip_min_duration_s: float = 0.1) -> dict:
     """Flat dict of every metric of one trial (the report aggregates these over trials)."""
     out: dict = {"fell": float(log.meta_fell), "fall_time_s": log.meta_fall_time_s, "seed": log.meta_seed}
     if behaviour in CRAWL_BEHAVIOURS:
@@ -476,7 +477,7 @@ def trial_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z
     else:
         raise ValueError(f"unknown behaviour {behaviour!r}")
     if behaviour not in ROLL_BEHAVIOURS:
-        s = slip_metrics(log)
+        s = slip_metrics(log, slip_min_duration_s)
         out.update({"slip_mean_mm": s.mean_mm, "slip_max_mm": s.max_mm, "slip_max_excursion_mm": s.max_excursion_mm,
                     "slip_intervals": float(s.n_intervals)})
         st = stability_metrics(log)

@@ -177,12 +177,12 @@ def provenance(logs, command: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------ report
-def evaluate_logs(logs, behaviour, heading_source="pelvis_z") -> list[dict]:
+def evaluate_logs(logs, behaviour, heading_source="pelvis_z", slip_min_duration_s=0.1) -> list[dict]:
     """Per-trial metric dicts; a trial whose metrics cannot be computed gets {'error': ...} and NaNs."""
     out = []
     for lg in logs:
         try:
-            d = metrics.trial_metrics(lg, behaviour, heading_source)
+            d = metrics.trial_metrics(lg, behaviour, heading_source, slip_min_duration_s)
         except metrics.MetricError as e:
             d = {"error": str(e), "fell": float(lg.meta_fell), "seed": lg.meta_seed}
         d["source"] = lg.source
@@ -219,16 +219,18 @@ def markdown_table(rows, behaviour, loop) -> str:
 
 
 def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str | None = None,
-                 video: str | None = None, heading_source: str = "pelvis_z", make_plots: bool = True) -> Path:
+                 video: str | None = None, heading_source: str = "pelvis_z", make_plots: bool = True,
+                 slip_min_duration_s: float = 0.1, init_noise_rad: float | None = None) -> Path:
     """Write ``out_dir/report.md``, ``metrics.json`` and figures for N trial logs of one behaviour."""
     logs = [lg if isinstance(lg, TrialLog) else TrialLog.load(lg) for lg in logs]
     if not logs:
         raise ValueError("write_report: no trial logs")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    trials = evaluate_logs(logs, behaviour, heading_source)
+    trials = evaluate_logs(logs, behaviour, heading_source, slip_min_duration_s)
     rows = summary_table(trials, behaviour, loop)
     prov = provenance(logs, command)
+    prov["init_noise_rad"] = init_noise_rad
     figs = []
     if make_plots:
         figs = _make_plots(logs, behaviour, out, heading_source)
@@ -236,7 +238,9 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
     md = [f"# Evaluation: {name}\n"]
     md.append(f"Provenance: `{prov['command']}` · {prov['date']} · {prov['machine']} (Python {prov['python']}) · "
               f"git {prov['git_commit']} · {prov['n_trials']} trials × {','.join(map(str, prov['cycles']))} cycles"
-              f" · seeds {prov['seeds']} · support polygons: {prov['support_module']}\n")
+              f" · seeds {prov['seeds']}"
+              + (f" (start-pose joint noise ±{init_noise_rad:g} rad)" if init_noise_rad is not None else "")
+              + f" · support polygons: {prov['support_module']}\n")
     falls = sum(1 for lg in logs if lg.meta_fell)
     md.append(f"Falls: {falls}/{len(logs)} trials."
               + (" Trials with errors: " + "; ".join(f"seed {t['seed']}: {t['error']}" for t in trials if "error" in t)

@@ -144,13 +144,14 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
 
 
 def run_trials(behaviour: str, loop: str, n_trials: int, cycles: int, out_dir, seed0: int = 0,
-               video: bool = False, init_noise_rad: float = 0.01, progress=print) -> list[TrialLog]:
+               video: bool = False, init_noise_rad: float = 0.01, settle_before_s: float = 2.5,
+               settle_after_s: float = 2.5, progress=print) -> list[TrialLog]:
     """N trials, fresh simulator each, seeds seed0..seed0+N-1; logs in ``out_dir/logs/trial_XX.npz``; the first
     trial is filmed if ``video``."""
     out = Path(out_dir)
     logs = []
     for i in range(n_trials):
-        cfg = TrialConfig(behaviour, loop, cycles, seed0 + i, init_noise_rad,
+        cfg = TrialConfig(behaviour, loop, cycles, seed0 + i, init_noise_rad, settle_before_s, settle_after_s,
                           video=str(out / "video.mp4") if (video and i == 0) else None)
         t0 = time.monotonic()
         lg = run_trial(cfg, out / "logs" / f"trial_{i:02d}.npz")
