@@ -250,6 +250,8 @@ class CrawlControllerCore:
             self._status.reason = reason
             self._status.extra["rejected_sequence_id"] = int(getattr(ref, "sequence_id", 0) or 0)
             return False, reason
+        if prepared.mode == Mode.HOLD and self._pending is not None and self._pending.mode != Mode.HOLD:
+            return True, ""   # a keep-alive never displaces a queued motion (the motion refreshes the watchdog)
         self._pending = prepared
         return True, ""
 
@@ -314,20 +316,19 @@ class CrawlControllerCore:
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
         st = self._status
-        st.sequence_id = ref.sequence_id
-        st.accepted = True
-        st.reason = ""
-        st.iterations = 0
-        st.task_error_m = 0.0
         if ref.mode == Mode.HOLD:
+            # keep-alive: status keeps describing the last motion reference (its sequence id and reached flag)
             # keep-alive: keep the running motion if any, else hold
             self._alive_until = time_s + self.params["watchdog_timeout_s"] + (
                 self._duration - self._t_ref if self._mode != Mode.HOLD else 0.0)
             if self._state == State.WATCHDOG_HOLD:
                 self._state = State.HOLDING
-            if self._mode == Mode.HOLD:
-                st.reached = True
             return
+        st.sequence_id = ref.sequence_id
+        st.accepted = True
+        st.reason = ""
+        st.iterations = 0
+        st.task_error_m = 0.0
         self._mode = Mode(ref.mode)
         self._q0 = self._safe.copy()
         self._t_ref = 0.0

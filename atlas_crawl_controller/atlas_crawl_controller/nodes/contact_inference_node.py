@@ -1,0 +1,242 @@
+"""contact_inference lifecycle node: /joint_states + /atlas/pelvis_pose → /support_state (atlas_crawl_msgs/SupportState).
+
+Contact-point and CoM positions come from our forward kinematics (atlas_crawl_kinematics.RobotModel on the URDF)
+placed in the world with the pelvis pose; the estimator (height / velocity / effort, parameter ``method``) decides
+stance per limb; the support polygon, CoM projection and margin are computed in the world frame (z along gravity,
+so the margin equals the one in the spatial frame).
+
+Lifecycle contract:
+
+* unconfigured → configure: builds the robot model (parameter ``robot_description``; empty = atlas_description)
+  and the estimator, creates the lifecycle publisher and the subscriptions.  A bad URDF → FAILURE (stays
+  unconfigured, reason logged); an unexpected exception → ERROR → on_error cleans up → unconfigured.
+* activate: resets the estimator, starts publishing at ``rate_hz`` (nothing is published while inactive: the
+  publisher is a LifecyclePublisher and the timer callback checks the state).
+* deactivate / cleanup / shutdown: stop; release everything (cleanup and shutdown).
+* Parameters are validated (gpl YAML) and applied at run time (method switch, thresholds, rate).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+import numpy as np
+import rclpy
+from atlas_crawl_msgs.msg import ContactState, SupportState
+from geometry_msgs.msg import PoseStamped
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from sensor_msgs.msg import JointState
+
+from .. import contact_inference as ci
+from ..parameters import add_validating_callback, declare_ros_parameters, load_parameter_file
+from ..robot_info import CONTACT_FRAMES, JOINT_INDEX
+from . import topics
+from .conversions import pose_msg_to_array, support_to_msg
+
+METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.METHOD_VELOCITY,
+               "effort": ContactState.METHOD_EFFORT}
+
+
+def _pset():
+    ps = load_parameter_file(ci.PARAMETER_FILE)
+    from ..parameters import ParameterSpec
+    ps.specs["robot_description"] = ParameterSpec(
+        name="robot_description", type="string", default="",
+        description="URDF of the robot for the contact-point forward kinematics; empty = "
+                    "atlas_description.urdf_string() (or the kinematics package's reference stand-in).")
+    return ps
+
+
+def quat_xyzw_to_R(q) -> np.ndarray:
+    x, y, z, w = (float(v) for v in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+class ContactInferenceNode(LifecycleNode):
+    def __init__(self, node_name: str = "contact_inference", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._pset = _pset()
+        self.params = declare_ros_parameters(self, self._pset)
+        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
+        self._lock = threading.Lock()
+        self._active = False
+        self._estimator: Optional[ci.ContactInference] = None
+        self._model = None
+        self._pub = None
+        self._subs = []
+        self._timer = None
+        self._js = None
+        self._pose = None
+        self._js_wall = 0.0
+        self._pose_wall = 0.0
+        self.published = 0
+
+    # ------------------------------------------------------------------ parameters
+    def _apply_params(self, new) -> Optional[str]:
+        with self._lock:
+            if new["robot_description"] != self.params["robot_description"] and self._model is not None:
+                return "robot_description can only change while unconfigured (cleanup, set, configure)"
+            if self._estimator is not None:
+                reason = self._estimator.set_params(new)
+                if reason:
+                    return reason
+            else:
+                try:
+                    ci.make_estimator(new["method"], new)
+                except ValueError as e:
+                    return str(e)
+            rate_changed = new["rate_hz"] != self.params["rate_hz"]
+            self.params = new
+        if rate_changed and self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = self.create_timer(1.0 / new["rate_hz"], self._on_timer)
+        return None
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            from atlas_crawl_kinematics.model import RobotModel
+            urdf = self.params["robot_description"]
+            if not urdf:
+                from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+                urdf = atlas_urdf_string()
+            try:
+                model = RobotModel(urdf)
+                for f in CONTACT_FRAMES:
+                    model.frame_index(f)
+            except Exception as e:
+                self.get_logger().error(f"configure failed: cannot build the robot model: {e}")
+                return TransitionCallbackReturn.FAILURE
+            self._model = model
+            self._estimator = ci.ContactInference(self.params)
+            self._pub = self.create_lifecycle_publisher(SupportState, topics.SUPPORT_STATE, 10)
+            self._subs = [
+                self.create_subscription(JointState, topics.JOINT_STATES, self._on_js, 10),
+                self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10),
+            ]
+            self._timer = self.create_timer(1.0 / self.params["rate_hz"], self._on_timer)
+            self.get_logger().info(f"configured (method {self.params['method']})")
+            return TransitionCallbackReturn.SUCCESS
+        except Exception as e:
+            self.get_logger().error(f"configure error: {type(e).__name__}: {e}")
+            return TransitionCallbackReturn.ERROR
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        with self._lock:
+            self._estimator.reset()
+            self._active = True
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        with self._lock:
+            self._active = False
+        return super().on_deactivate(state)
+
+    def _release(self):
+        with self._lock:
+            self._active = False
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = None
+        for s in self._subs:
+            self.destroy_subscription(s)
+        self._subs = []
+        if self._pub is not None:
+            self.destroy_lifecycle_publisher(self._pub)
+            self._pub = None
+        self._model = None
+        self._estimator = None
+        self._js = self._pose = None
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.get_logger().error(f"error processing (from {state.label}): releasing resources → unconfigured")
+        try:
+            self._release()
+        except Exception:
+            return TransitionCallbackReturn.FAILURE   # → finalized
+        return TransitionCallbackReturn.SUCCESS
+
+    # ------------------------------------------------------------------ data
+    def _on_js(self, msg: JointState):
+        if len(msg.name) and len(msg.position) == len(msg.name):
+            self._js = msg
+            self._js_wall = time.monotonic()
+
+    def _on_pose(self, msg: PoseStamped):
+        self._pose = msg
+        self._pose_wall = time.monotonic()
+
+    def positions_world(self, q_team: np.ndarray, pose7: np.ndarray):
+        """(contact points (4,3), CoM (3,)) in the world from team-order joints and the pelvis pose."""
+        k = self._model.forward(q_team)   # RobotModel's default joint order is the team order
+        P = k.positions(list(CONTACT_FRAMES))
+        c = k.com()
+        R = quat_xyzw_to_R(pose7[3:7])
+        return (R @ P.T).T + pose7[:3], R @ c + pose7[:3]
+
+    def _on_timer(self):
+        if not self._active or self._pub is None:
+            return
+        js, pose = self._js, self._pose
+        now = time.monotonic()
+        if js is None or pose is None or now - self._js_wall > self.params["state_timeout_s"] * 10 or \
+                now - self._pose_wall > self.params["state_timeout_s"] * 10:
+            return  # stale (wall clock; generous because sim time may run slower than real time)
+        try:
+            q = np.zeros(28)
+            eff = np.zeros(28)
+            have_eff = len(js.effort) == len(js.name)
+            for i, n in enumerate(js.name):
+                j = JOINT_INDEX.get(n)
+                if j is not None:
+                    q[j] = js.position[i]
+                    if have_eff:
+                        eff[j] = js.effort[i]
+            pose7 = pose_msg_to_array(pose.pose)
+            pts, com = self.positions_world(q, pose7)
+            t = js.header.stamp.sec + js.header.stamp.nanosec * 1e-9
+            with self._lock:
+                if self._estimator is None:
+                    return
+                est = self._estimator.update(t, pts, eff if have_eff else None)
+                min_margin = self.params["min_margin_m"]
+            sup = ci.support_from_contacts(est.in_contact, pts, com, min_margin)
+            msg = support_to_msg(est.in_contact, est.confidence, METHOD_CODE[est.method], pts, sup.polygon_xy,
+                                 sup.com_xy, sup.margin_m, sup.statically_stable, topics.WORLD_FRAME,
+                                 js.header.stamp)
+            self._pub.publish(msg)
+            self.published += 1
+        except Exception as e:
+            self.get_logger().error(f"estimation failed: {type(e).__name__}: {e}", throttle_duration_sec=1.0)
+
+
+def main(args=None):
+    from rclpy.executors import MultiThreadedExecutor
+    rclpy.init(args=args)
+    node = ContactInferenceNode()
+    ex = MultiThreadedExecutor(num_threads=2)
+    ex.add_node(node)
+    try:
+        ex.spin()
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

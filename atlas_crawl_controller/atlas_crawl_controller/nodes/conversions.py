@@ -1,0 +1,90 @@
+"""Conversions between the plain-Python types of the core and atlas_crawl_msgs / common ROS messages."""
+from __future__ import annotations
+
+import numpy as np
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
+from geometry_msgs.msg import Point, Pose
+
+from ..controller_core import Reference, Status
+from ..robot_info import CONTACT_FRAMES
+
+
+def pose_msg_to_array(p: Pose) -> np.ndarray:
+    """geometry_msgs/Pose → (7,) [x y z qx qy qz qw]."""
+    return np.array([p.position.x, p.position.y, p.position.z,
+                     p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w], float)
+
+
+def array_to_pose_msg(a) -> Pose:
+    p = Pose()
+    a = [float(v) for v in a]
+    p.position.x, p.position.y, p.position.z = a[0:3]
+    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = a[3:7]
+    return p
+
+
+def reference_from_msg(m: ControllerReference) -> Reference:
+    tg = None
+    if len(m.contact_targets):
+        tg = np.array([[p.x, p.y, p.z] for p in m.contact_targets], float)
+    return Reference(mode=int(m.mode), sequence_id=int(m.sequence_id), joint_names=list(m.joint_names),
+                     joint_positions_rad=np.asarray(m.joint_positions_rad, float), duration_s=float(m.duration_s),
+                     contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation))
+
+
+def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
+    m = ControllerReference()
+    if stamp is not None:
+        m.header.stamp = stamp
+    m.sequence_id = int(r.sequence_id) % (2 ** 32)
+    m.mode = int(r.mode)
+    m.joint_names = [str(n) for n in r.joint_names]
+    m.joint_positions_rad = [float(v) for v in np.asarray(r.joint_positions_rad, float).reshape(-1)]
+    m.duration_s = float(r.duration_s)
+    if r.contact_targets is not None:
+        m.contact_targets = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+                             for p in np.asarray(r.contact_targets, float).reshape(-1, 3)]
+    m.stance = [bool(s) for s in r.stance]
+    m.com_modulation = bool(r.com_modulation)
+    return m
+
+
+def status_to_msg(s: Status, stamp=None) -> ControllerStatus:
+    m = ControllerStatus()
+    if stamp is not None:
+        m.header.stamp = stamp
+    m.sequence_id = int(s.sequence_id) % (2 ** 32)
+    m.accepted = bool(s.accepted)
+    m.reached = bool(s.reached)
+    m.reason = str(s.reason)
+    m.task_error_m = float(s.task_error_m) if np.isfinite(s.task_error_m) else 0.0
+    m.iterations = int(s.iterations)
+    m.stability_margin_m = float(s.stability_margin_m) if np.isfinite(s.stability_margin_m) else 0.0
+    m.state = int(s.state)
+    return m
+
+
+def support_to_msg(in_contact, confidence, method: int, positions, polygon_xy, com_xy, margin: float,
+                   stable: bool, frame_id: str, stamp=None) -> SupportState:
+    m = SupportState()
+    m.header.frame_id = frame_id
+    if stamp is not None:
+        m.header.stamp = stamp
+    cs = []
+    for i in range(4):
+        c = ContactState()
+        c.name = CONTACT_FRAMES[i]
+        c.in_contact = bool(in_contact[i])
+        c.method = int(method)
+        c.confidence = float(confidence[i]) if np.isfinite(confidence[i]) else 0.0
+        p = positions[i]
+        if np.all(np.isfinite(p)):
+            c.position = Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+        cs.append(c)
+    m.contacts = cs
+    m.support_polygon = [Point(x=float(v[0]), y=float(v[1]), z=0.0) for v in np.asarray(polygon_xy).reshape(-1, 2)]
+    if np.all(np.isfinite(com_xy)):
+        m.com_projection = Point(x=float(com_xy[0]), y=float(com_xy[1]), z=0.0)
+    m.stability_margin_m = float(margin) if np.isfinite(margin) else -1e9
+    m.statically_stable = bool(stable)
+    return m

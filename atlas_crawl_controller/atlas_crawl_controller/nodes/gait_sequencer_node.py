@@ -1,0 +1,438 @@
+"""gait_sequencer lifecycle node: serves /crawl, /turn, /roll and drives the controller through references.
+
+Wraps :class:`atlas_crawl_controller.gait_sequencer.GaitSequencer` (all decisions live there).
+
+Goal policy (documented choice, issue 5 §4):
+
+* **One motion goal at a time; a second goal is rejected with reason "busy"** while one runs — simple, and it never
+  leaves two goals waiting on each other (the team notes' behaviour server hung when concurrent goals concluded
+  together).  The acceptance decision and the busy flag are taken under one lock in the goal callback, so two goals
+  arriving together cannot both be accepted.
+* Bad goals (cycles ≤ 0, NaN, unknown direction/method/loop mode/side, speed_scale out of range, unavailable method)
+  are **rejected in the goal callback**.  rclpy's goal callback can only answer ACCEPT/REJECT, so the reason is
+  (a) logged, (b) published on ``/gait_sequencer/goal_rejections`` (std_msgs/String, JSON with the goal UUID,
+  transient-local so a client that subscribes just before sending still gets it) — ``send_goal`` prints it — and
+  (c) available to clients in-process through :func:`validate_goal` (same code).  We do not use
+  accept-then-abort for bad goals: a rejected goal never occupies the sequencer.
+* Goals are rejected ("inactive") unless the node is active.  Deactivating during a goal aborts it (reason
+  given); the controller keeps holding the last reached key-frame.
+* Cancel: accepted for the running goal; the sequencer finishes at the next statically stable stance (all four
+  limbs down) and the goal ends CANCELED with the result filled in (distance etc. so far).
+* Never hangs: the execute callback waits on an Event in ≤ 50 ms slices and gives up on (i) node deactivation or
+  shutdown, (ii) no progress of sim time or controller status for ``stall_timeout_wall_s`` (wall clock), and every
+  sequencer wait is bounded in sim time.  Action servers use a Reentrant callback group, so a long execute never
+  blocks goal/cancel/result requests of other clients.
+
+Action servers are created in the constructor and live as long as the node (rclpy action servers are not
+lifecycle-managed entities); the lifecycle state gates them.  The reference publisher is a lifecycle publisher.
+"""
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from types import SimpleNamespace
+from typing import Optional
+
+import numpy as np
+import rclpy
+from atlas_crawl_msgs.action import Crawl, Roll, Turn
+from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, SupportState
+from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from .. import gait_sequencer as gs
+from ..controller_core import Mode, Reference
+from ..parameters import add_validating_callback, declare_ros_parameters
+from . import topics
+from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg
+
+ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL)}
+REJECTIONS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE,
+                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+_tls = threading.local()
+
+
+def validate_goal(kind: str, goal, params, iik_available: bool = False):
+    """(MotionGoal, "") or (None, reason) for a Crawl/Turn/Roll goal message (shared with the CLI client)."""
+    if kind == gs.CRAWL:
+        return gs.validate_crawl(goal, params, iik_available)
+    if kind == gs.TURN:
+        return gs.validate_turn(goal, params)
+    return gs.validate_roll(goal, params)
+
+
+class _UuidActionServer(ActionServer):
+    """ActionServer that exposes the goal UUID to the goal callback (thread-local), for rejection reasons.
+
+    Relies on rclpy's ``_execute_goal_request`` (Jazzy); if that private method changes, the UUID is just empty.
+    """
+
+    async def _execute_goal_request(self, request_header_and_message):
+        try:
+            _tls.goal_id = bytes(request_header_and_message[1].goal_id.uuid).hex()
+        except Exception:
+            _tls.goal_id = ""
+        return await super()._execute_goal_request(request_header_and_message)
+
+
+class GaitSequencerNode(LifecycleNode):
+    def __init__(self, node_name: str = "gait_sequencer", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._pset = gs.parameter_set()
+        self.params = declare_ros_parameters(self, self._pset)
+        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
+        self._lock = threading.RLock()
+        self._active = False
+        self._busy: Optional[str] = None            # description of the running goal (set in the goal callback)
+        self._seq: Optional[gs.GaitSequencer] = None
+        self._status: Optional[ControllerStatus] = None
+        self._status_wall = 0.0
+        self._support: Optional[SupportState] = None
+        self._support_wall = 0.0
+        self._pose: Optional[np.ndarray] = None
+        self._outcome: Optional[gs.Outcome] = None
+        self._feedback: Optional[dict] = None
+        self._event = threading.Event()
+        self._progress_wall = time.monotonic()
+        self._last_tick_t: Optional[float] = None
+        self._last_keepalive = -1e9
+        self._pub_ref = None
+        self._subs = []
+        self._timer = None
+        self.counters = {"accepted": 0, "rejected": 0, "succeeded": 0, "canceled": 0, "aborted": 0}
+        self._cb_actions = ReentrantCallbackGroup()
+        self._cb_timer = MutuallyExclusiveCallbackGroup()
+        self._pub_rej = self.create_publisher(String, topics.GOAL_REJECTIONS, REJECTIONS_QOS)
+        self._servers = []
+        for kind, (atype, name) in ACTIONS.items():
+            self._servers.append(_UuidActionServer(
+                self, atype, name,
+                execute_callback=lambda gh, k=kind: self._execute(k, gh),
+                goal_callback=lambda goal, k=kind: self._on_goal(k, goal),
+                cancel_callback=self._on_cancel,
+                callback_group=self._cb_actions))
+
+    # ------------------------------------------------------------------ parameters
+    def _apply_params(self, new) -> Optional[str]:
+        with self._lock:
+            if self._seq is not None:
+                reason = self._seq.set_params(new)
+                if reason:
+                    return reason
+            rate_changed = new["rate_hz"] != self.params["rate_hz"]
+            self.params = new
+        if rate_changed and self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = self.create_timer(1.0 / new["rate_hz"], self._on_timer, callback_group=self._cb_timer)
+        return None
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            seq = gs.GaitSequencer(self.params)
+            missing = []
+            for k, v in self.params.as_dict().items():
+                if k.startswith("gaits."):
+                    try:
+                        seq._load(v)
+                    except Exception as e:  # a missing script only disables that goal kind
+                        missing.append(f"{k}={v} ({type(e).__name__})")
+            if missing:
+                self.get_logger().warn("key-frame scripts not available (those goals will abort): "
+                                       + "; ".join(missing))
+            with self._lock:
+                self._seq = seq
+            self._pub_ref = self.create_lifecycle_publisher(
+                ControllerReference, topics.REFERENCE, QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+            self._subs = [
+                self.create_subscription(ControllerStatus, topics.STATUS, self._on_status, 50,
+                                         callback_group=self._cb_timer),
+                self.create_subscription(SupportState, topics.SUPPORT_STATE, self._on_support, 10,
+                                         callback_group=self._cb_timer),
+                self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
+                                         callback_group=self._cb_timer),
+            ]
+            self._timer = self.create_timer(1.0 / self.params["rate_hz"], self._on_timer,
+                                            callback_group=self._cb_timer)
+            return TransitionCallbackReturn.SUCCESS
+        except Exception as e:
+            self.get_logger().error(f"configure error: {type(e).__name__}: {e}")
+            return TransitionCallbackReturn.ERROR
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        with self._lock:
+            self._active = True
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._stop_goal("gait_sequencer deactivated")
+        with self._lock:
+            self._active = False
+        return super().on_deactivate(state)
+
+    def _stop_goal(self, reason: str):
+        with self._lock:
+            if self._seq is not None and self._seq.busy:
+                out = self._seq.abort(reason, self._now_s(), self._pose_or_zero())
+                if out is not None:
+                    self._outcome = out
+                    self._event.set()
+
+    def _release(self):
+        self._stop_goal("gait_sequencer cleaned up / shut down")
+        with self._lock:
+            self._active = False
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+            self._timer = None
+        for s in self._subs:
+            self.destroy_subscription(s)
+        self._subs = []
+        if self._pub_ref is not None:
+            self.destroy_lifecycle_publisher(self._pub_ref)
+            self._pub_ref = None
+        with self._lock:
+            self._seq = None
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.get_logger().error(f"error processing (from {state.label}): releasing resources → unconfigured")
+        try:
+            self._release()
+        except Exception:
+            return TransitionCallbackReturn.FAILURE
+        return TransitionCallbackReturn.SUCCESS
+
+    # ------------------------------------------------------------------ inputs
+    def _on_status(self, msg: ControllerStatus):
+        self._status = msg
+        self._status_wall = time.monotonic()
+        self._progress_wall = self._status_wall
+        with self._lock:
+            self._tick_locked()   # react to "reached" without waiting for the next timer period
+
+    def _on_support(self, msg: SupportState):
+        self._support = msg
+        self._support_wall = time.monotonic()
+
+    def _on_pose(self, msg: PoseStamped):
+        self._pose = pose_msg_to_array(msg.pose)
+
+    def _pose_or_zero(self) -> np.ndarray:
+        return self._pose if self._pose is not None else np.array([0, 0, 0, 0, 0, 0, 1.0])
+
+    def _now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    # ------------------------------------------------------------------ goals
+    def _reject(self, kind: str, reason: str) -> GoalResponse:
+        gid = getattr(_tls, "goal_id", "")
+        self.counters["rejected"] += 1
+        self.get_logger().warn(f"{kind} goal {gid[:8]} rejected: {reason}")
+        self._pub_rej.publish(String(data=json.dumps({"action": kind, "goal_id": gid, "reason": reason})))
+        return GoalResponse.REJECT
+
+    def _on_goal(self, kind: str, goal) -> GoalResponse:
+        with self._lock:
+            if not self._active or self._seq is None:
+                return self._reject(kind, "inactive: the gait_sequencer node is not active")
+            mg, reason = validate_goal(kind, goal, self.params)
+            if mg is None:
+                return self._reject(kind, reason)
+            if self._busy is not None:
+                return self._reject(kind, f"busy: already executing '{self._busy}' (one motion goal at a time; "
+                                          "cancel it or wait)")
+            self._busy = mg.description
+            self._pending_goal = mg
+            self.counters["accepted"] += 1
+            return GoalResponse.ACCEPT
+
+    def _on_cancel(self, goal_handle) -> CancelResponse:
+        return CancelResponse.ACCEPT
+
+    def _execute(self, kind: str, goal_handle):
+        atype = ACTIONS[kind][0]
+        try:
+            return self._execute_inner(kind, atype, goal_handle)
+        except Exception as e:  # never leave a goal without a terminal state
+            self.get_logger().error(f"{kind} execution error: {type(e).__name__}: {e}")
+            with self._lock:
+                if self._seq is not None and self._seq.busy:
+                    self._seq.abort(f"internal error: {e}", self._now_s(), self._pose_or_zero())
+            res = atype.Result(success=False, reason=f"internal error: {type(e).__name__}: {e}")
+            if goal_handle.is_active:
+                goal_handle.abort()
+            return res
+        finally:
+            with self._lock:
+                self._busy = None
+                self._outcome = None
+                self._feedback = None
+
+    def _execute_inner(self, kind, atype, goal_handle):
+        with self._lock:
+            mg = self._pending_goal
+            self._outcome = None
+            self._feedback = None
+            self._event.clear()
+            start_error = None
+            if not self._active or self._seq is None:
+                start_error = "inactive"
+            else:
+                try:
+                    self._seq.start(mg, self._now_s(), self._pose_or_zero())
+                except Exception as e:
+                    start_error = f"cannot start '{mg.description}': {type(e).__name__}: {e}"
+            self._progress_wall = time.monotonic()
+            if start_error is None:
+                self._tick_locked()
+        if start_error is not None:
+            goal_handle.abort()
+            self.counters["aborted"] += 1
+            return atype.Result(success=False, reason=start_error)
+        period_fb = 1.0 / self.params["feedback_rate_hz"]
+        last_fb = 0.0
+        cancel_sent = False
+        while True:
+            self._event.wait(0.05)
+            self._event.clear()
+            with self._lock:
+                out = self._outcome
+                fb = self._feedback
+                if out is None and goal_handle.is_cancel_requested and not cancel_sent and self._seq is not None:
+                    self._seq.request_cancel()
+                    cancel_sent = True
+                if out is None and (not rclpy.ok(context=self.context) or self._seq is None):
+                    if self._seq is not None:
+                        out = self._seq.abort("shutting down", self._now_s(), self._pose_or_zero())
+                    out = out or gs.Outcome(status="aborted", reason="node shutting down")
+                if out is None and time.monotonic() - self._progress_wall > self.params["stall_timeout_wall_s"]:
+                    out = self._seq.abort(f"stalled: no sim-time or controller progress for "
+                                          f"{self.params['stall_timeout_wall_s']} s (wall clock); is the simulator "
+                                          "running?", self._now_s(), self._pose_or_zero())
+            if out is not None:
+                return self._finish(kind, atype, goal_handle, out)
+            now = time.monotonic()
+            if fb is not None and now - last_fb >= period_fb:
+                last_fb = now
+                try:
+                    goal_handle.publish_feedback(self._feedback_msg(kind, atype, fb))
+                except Exception as e:  # a vanished client must not kill the goal
+                    self.get_logger().warn(f"feedback failed: {e}", throttle_duration_sec=5.0)
+
+    def _feedback_msg(self, kind, atype, fb):
+        m = atype.Feedback()
+        m.phase = str(fb["phase"])
+        m.keyframe = int(fb["keyframe"])
+        m.progress = float(fb["progress"])
+        m.base_pose = array_to_pose_msg(fb["base_pose"])
+        if kind != gs.ROLL:
+            m.cycle = int(fb["cycle"])
+            mm = fb["stability_margin_m"]
+            m.stability_margin_m = float(mm) if math.isfinite(mm) else float("nan")
+        return m
+
+    def _finish(self, kind, atype, goal_handle, out: gs.Outcome):
+        r = atype.Result()
+        r.success = out.status == "succeeded"
+        r.reason = out.reason
+        r.duration_s = float(out.duration_s)
+        if kind == gs.CRAWL:
+            r.distance_m = float(out.distance_m)
+            r.lateral_drift_m = float(out.lateral_drift_m)
+            r.heading_change_rad = float(out.heading_change_rad)
+            r.cycles_completed = int(out.cycles_completed)
+        elif kind == gs.TURN:
+            r.heading_change_rad = float(out.heading_change_rad)
+            r.drift_m = float(out.drift_m)
+            r.cycles_completed = int(out.cycles_completed)
+        else:
+            r.final_roll_rad = float(out.final_roll_rad)
+        if out.status == "succeeded":
+            goal_handle.succeed()
+        elif out.status == "canceled" and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+        self.counters[out.status if out.status in self.counters else "aborted"] += 1
+        return r
+
+    # ------------------------------------------------------------------ ticking
+    def _on_timer(self):
+        with self._lock:
+            self._tick_locked()
+
+    def _tick_locked(self):
+        if not self._active or self._seq is None or self._pub_ref is None:
+            return
+        t = self._now_s()
+        if self._last_tick_t is None or t > self._last_tick_t:
+            self._progress_wall = max(self._progress_wall, time.monotonic()) if self._seq.busy else time.monotonic()
+        self._last_tick_t = t
+        if not self._seq.busy:
+            if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
+                self._last_keepalive = t
+                self._publish_ref(Reference(mode=Mode.HOLD, sequence_id=0))
+            return
+        st = self._status
+        support = None
+        if self._support is not None:
+            s = self._support
+            support = SimpleNamespace(in_contact=np.array([c.in_contact for c in s.contacts], bool),
+                                      stability_margin_m=s.stability_margin_m,
+                                      statically_stable=s.statically_stable,
+                                      age_s=time.monotonic() - self._support_wall)
+        out = self._seq.tick(t, st, support, self._pose_or_zero())
+        if out.reference is not None:
+            self._publish_ref(out.reference)
+        if out.feedback is not None:
+            self._feedback = out.feedback
+        if out.outcome is not None:
+            self._outcome = out.outcome
+            self._event.set()
+
+    def _publish_ref(self, ref: Reference):
+        if self._pub_ref is not None:
+            self._pub_ref.publish(reference_to_msg(ref, self.get_clock().now().to_msg()))
+
+    def destroy_node(self):
+        self._stop_goal("node destroyed")
+        for s in self._servers:
+            try:
+                s.destroy()
+            except Exception:
+                pass
+        return super().destroy_node()
+
+
+def main(args=None):
+    from rclpy.executors import MultiThreadedExecutor
+    rclpy.init(args=args)
+    node = GaitSequencerNode()
+    ex = MultiThreadedExecutor(num_threads=6)
+    ex.add_node(node)
+    try:
+        ex.spin()
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

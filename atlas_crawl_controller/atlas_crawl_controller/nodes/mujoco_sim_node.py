@@ -1,0 +1,336 @@
+"""MuJoCo simulation node: physics + the crawl controller core hosted exactly as controller_manager would.
+
+A physics thread steps ``AtlasSim`` (1 kHz) as fast as possible or paced (``real_time_factor``); every control
+period (``controller.update_rate_hz``) it does **read → update → write**: joint position/velocity/effort and the
+pelvis pose are read from the simulator, ``CrawlControllerCore.update`` computes the joint position commands, and
+they are written as servo targets.  It publishes ``/clock``, ``/joint_states``, the ground-truth pelvis pose
+(``/atlas/pelvis_pose`` PoseStamped, ``/atlas/pelvis_odom`` Odometry), the ground-truth contacts
+(``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH), the controller status, and serves
+``/sim/reset`` (std_srvs/Trigger) for fresh trials.  Names: nodes/topics.py.
+
+Sim time is monotonic: a reset restarts the physics at t = 0 but the published clock continues from where it was
+(offset), so sim-time timers of the other nodes never see time jump backwards.
+
+This node is not a lifecycle node: it plays the role of the simulator + controller_manager (the controller core
+inside it has its own configure/activate cycle, driven by ``controller_autostart`` as a spawner would).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+import numpy as np
+import rclpy
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
+from builtin_interfaces.msg import Time as TimeMsg
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from .. import contact_inference as ci
+from ..controller_core import CrawlControllerCore, State
+from ..controller_core import parameter_set as controller_parameter_set
+from ..parameters import ParameterSet, add_validating_callback, declare_ros_parameters, load_parameter_file
+from ..robot_info import JOINT_NAMES
+from . import topics
+from .conversions import reference_from_msg, status_to_msg, support_to_msg
+
+PARAMETER_FILE = "mujoco_sim_node_parameters.yaml"
+
+
+def _prefixed(pset: ParameterSet, prefix: str, read_only: bool = False) -> ParameterSet:
+    from dataclasses import replace
+    return ParameterSet(pset.namespace, [replace(s, name=prefix + s.name, read_only=read_only or s.read_only)
+                                         for s in pset.specs.values()])
+
+
+def _unprefixed(values, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in values.as_dict().items() if k.startswith(prefix)}
+
+
+def _stamp(t: float) -> TimeMsg:
+    sec = int(np.floor(t))
+    return TimeMsg(sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
+
+
+class MujocoSimNode(Node):
+    """See the module docstring."""
+
+    def __init__(self, node_name: str = "mujoco_sim", sim_overrides: Optional[dict] = None, **kwargs):
+        super().__init__(node_name, **kwargs)
+        from atlas_crawl_mujoco.sim import AtlasSim  # MuJoCo import only when the node is built
+        self._pset = load_parameter_file(PARAMETER_FILE)
+        self._ctrl_pset = _prefixed(controller_parameter_set(), "controller.")
+        phys = _physics_parameter_set()
+        self.params = declare_ros_parameters(self, self._pset)
+        self.ctrl_params = declare_ros_parameters(self, self._ctrl_pset)
+        self.phys_params = declare_ros_parameters(self, phys) if phys is not None else None
+        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
+        add_validating_callback(self, self._ctrl_pset, lambda: self.ctrl_params, self._apply_ctrl_params)
+
+        physics = dict(sim_overrides or {})
+        if self.phys_params is not None:
+            physics = {**_unprefixed(self.phys_params, "physics."), **physics}
+        self.sim = AtlasSim(params=physics, seed=self.params["seed"])
+        self.core = CrawlControllerCore()
+        self._lock = threading.RLock()
+        self._time_offset = 0.0
+        self._published_t = 0.0
+        self._stop = threading.Event()
+        self._trials = 0
+        self._reset_locked()
+
+        self.pub_clock = self.create_publisher(Clock, topics.CLOCK, 10)
+        self.pub_js = self.create_publisher(JointState, topics.JOINT_STATES, 10)
+        self.pub_pose = self.create_publisher(PoseStamped, topics.PELVIS_POSE, 10)
+        self.pub_odom = self.create_publisher(Odometry, topics.PELVIS_ODOM, 10)
+        self.pub_gt = self.create_publisher(SupportState, topics.CONTACTS_GT, 10)
+        self.pub_status = self.create_publisher(ControllerStatus, topics.STATUS, 50)
+        self.pub_cmd = self.create_publisher(Float64MultiArray, topics.COMMANDS, 10)
+        cg = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(ControllerReference, topics.REFERENCE, self._on_reference,
+                                 QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE), callback_group=cg)
+        self.create_service(Trigger, topics.SIM_RESET, self._on_reset, callback_group=cg)
+        self._last_status_key = None
+        self._next = {}
+        self._thread = threading.Thread(target=self._physics_loop, name="mujoco_physics", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ parameters
+    def _apply_params(self, new) -> Optional[str]:
+        for k in ("initial_pose", "seed"):
+            if new[k] != self.params[k] and k == "initial_pose":
+                return f"{k} is read-only"
+        self.params = new
+        return None
+
+    def _apply_ctrl_params(self, new) -> Optional[str]:
+        with self._lock:
+            reason = self.core.set_params(_unprefixed(new, "controller."))
+        if reason:
+            return reason
+        self.ctrl_params = new
+        return None
+
+    # ------------------------------------------------------------------ reset
+    def _reset_locked(self):
+        from atlas_crawl_mujoco.run_gait import start_state
+        from atlas_crawl_controller.keyframes import NAMED_POSES, load_script, named_pose
+        name = self.params["initial_pose"]
+        self.sim.fall_check = "none"
+        if name in NAMED_POSES:
+            q, quat = named_pose(name)
+            self.sim.reset(q, base_quat_wxyz=quat)
+        else:
+            script = load_script(name)
+            q = script.keyframes[0].q
+            quat = getattr(script, "start_quat_wxyz", None) or (1.0, 0.0, 0.0, 0.0)
+            self.sim.reset(q, base_quat_wxyz=tuple(quat))
+        _ = start_state
+        n_settle = int(round(self.params["settle_s"] / self.sim.dt))
+        if n_settle:
+            self.sim.step(n_settle)
+        self._sim_t0 = self.sim.time  # physics time at which the published clock resumes
+        self.core.configure(_unprefixed(self.ctrl_params, "controller."))
+        if self.params["controller_autostart"]:
+            self.core.activate(self.sim.joint_q())
+        self.sim.set_joint_targets(self.core.last_command() if self.core.active else self.sim.joint_q())
+        self._last_ctrl_t = None
+        self._trials += 1
+
+    def _on_reset(self, request, response):
+        with self._lock:
+            self._time_offset = self._published_t
+            try:
+                self._reset_locked()
+            except Exception as e:  # report, never crash the service
+                response.success = False
+                response.message = f"reset failed: {type(e).__name__}: {e}"
+                return response
+        self._next = {}
+        response.success = True
+        response.message = f"trial {self._trials}: reset to '{self.params['initial_pose']}' at sim time " \
+                           f"{self._time_offset:.3f} s"
+        return response
+
+    # ------------------------------------------------------------------ references
+    def _on_reference(self, msg: ControllerReference):
+        with self._lock:
+            ok, reason = self.core.set_reference(reference_from_msg(msg))
+            t = self._published_t
+        if not ok:
+            st = self.core.status()
+            st.sequence_id = int(msg.sequence_id)
+            st.accepted = False
+            st.reached = False
+            st.reason = reason
+            self.pub_status.publish(status_to_msg(st, _stamp(t)))
+            self.get_logger().warn(f"reference {msg.sequence_id} rejected: {reason}")
+
+    # ------------------------------------------------------------------ physics thread
+    def sim_time(self) -> float:
+        return self._time_offset + (self.sim.time - self._sim_t0)
+
+    def _due(self, key: str, t: float, rate_hz: float) -> bool:
+        nxt = self._next.get(key)
+        if nxt is None or t + 1e-9 >= nxt:
+            self._next[key] = (nxt if nxt is not None and t - nxt < 1.0 / rate_hz else t) + 1.0 / rate_hz
+            return True
+        return False
+
+    def _physics_loop(self):
+        wall0 = time.perf_counter()
+        sim0 = None
+        last_yield = wall0
+        while not self._stop.is_set() and rclpy.ok(context=self.context):
+            try:
+                with self._lock:
+                    self._control_period()
+                    t = self.sim_time()
+            except Exception as e:  # keep the node alive; report once per second
+                self.get_logger().error(f"physics loop error: {type(e).__name__}: {e}", throttle_duration_sec=1.0)
+                time.sleep(0.01)
+                continue
+            rtf = self.params["real_time_factor"]
+            now = time.perf_counter()
+            if rtf > 0:
+                if sim0 is None or getattr(self, "_rtf_last", None) != rtf:
+                    wall0, sim0, self._rtf_last = now, t, rtf
+                lead = (t - sim0) / rtf - (now - wall0)
+                if lead > 0:
+                    time.sleep(min(lead, 0.1))
+                elif lead < -0.5:  # fell behind (e.g. after a pause): re-anchor instead of racing
+                    wall0, sim0 = now, t
+            else:
+                sim0 = None
+                if now - last_yield > self.params["max_lead_s"]:
+                    time.sleep(0.0005)  # let the executor threads run (GIL)
+                    last_yield = time.perf_counter()
+
+    def _control_period(self):
+        sim = self.sim
+        n = max(1, int(round(1.0 / (self.ctrl_params["controller.update_rate_hz"] * sim.dt))))
+        # read
+        t = self.sim_time()
+        q, qd, tau = sim.joint_q(), sim.joint_qd(), sim.joint_effort()
+        pos, quat_wxyz = sim.pelvis_pose()
+        pose = np.array([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]])
+        # update
+        period = (t - self._last_ctrl_t) if self._last_ctrl_t is not None else n * sim.dt
+        self._last_ctrl_t = t
+        cmd = self.core.update(t, period, q, qd, tau, pose)
+        # write
+        if self.core.active:
+            sim.set_joint_targets(cmd)
+        sim.step(n)
+        self._publish(self.sim_time())
+
+    def _publish(self, t: float):
+        self._published_t = t
+        stamp = _stamp(t)
+        p = self.params
+        if self._due("clock", t, p["clock_rate_hz"]):
+            self.pub_clock.publish(Clock(clock=stamp))
+        if self._due("js", t, p["joint_state_rate_hz"]):
+            js = JointState()
+            js.header.stamp = stamp
+            js.name = list(JOINT_NAMES)
+            js.position = self.sim.joint_q().tolist()
+            js.velocity = self.sim.joint_qd().tolist()
+            js.effort = self.sim.joint_effort().tolist()
+            self.pub_js.publish(js)
+            self.pub_cmd.publish(Float64MultiArray(data=self.core.last_command().tolist()))
+        if self._due("pose", t, p["pelvis_pose_rate_hz"]):
+            self._publish_pose(stamp)
+        if self._due("gt", t, p["contacts_rate_hz"]):
+            self._publish_contacts(stamp)
+        st = self.core.status()
+        key = (st.sequence_id, st.reached, st.accepted, st.state, st.reason)
+        if key != self._last_status_key or self._due("status", t, p["status_rate_hz"]):
+            self._last_status_key = key
+            self.pub_status.publish(status_to_msg(st, stamp))
+
+    def _publish_pose(self, stamp):
+        pos, q = self.sim.pelvis_pose()  # wxyz
+        ps = PoseStamped()
+        ps.header.stamp = stamp
+        ps.header.frame_id = topics.WORLD_FRAME
+        ps.pose.position.x, ps.pose.position.y, ps.pose.position.z = (float(v) for v in pos)
+        ps.pose.orientation.w, ps.pose.orientation.x, ps.pose.orientation.y, ps.pose.orientation.z = \
+            (float(v) for v in q)
+        self.pub_pose.publish(ps)
+        od = Odometry()
+        od.header = ps.header
+        od.child_frame_id = topics.PELVIS_FRAME
+        od.pose.pose = ps.pose
+        v_w, w_w = self.sim.pelvis_twist()
+        R = _quat_wxyz_to_R(q)
+        v_b, w_b = R.T @ v_w, R.T @ w_w       # REP 105: odometry twist in the child frame
+        od.twist.twist.linear.x, od.twist.twist.linear.y, od.twist.twist.linear.z = (float(v) for v in v_b)
+        od.twist.twist.angular.x, od.twist.twist.angular.y, od.twist.twist.angular.z = (float(v) for v in w_b)
+        self.pub_odom.publish(od)
+
+    def _publish_contacts(self, stamp):
+        touch, force = self.sim.limb_contacts()
+        pts = self.sim.contact_site_pos()
+        com = self.sim.com()
+        sup = ci.support_from_contacts(touch, pts, com)
+        conf = np.where(touch, 1.0, 1.0)
+        msg = support_to_msg(touch, conf, ContactState.METHOD_GROUND_TRUTH, pts, sup.polygon_xy, sup.com_xy,
+                             sup.margin_m, sup.statically_stable, topics.WORLD_FRAME, stamp)
+        self.pub_gt.publish(msg)
+
+    # ------------------------------------------------------------------ shutdown
+    def destroy_node(self):
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=2.0)
+        return super().destroy_node()
+
+
+def _quat_wxyz_to_R(q) -> np.ndarray:
+    w, x, y, z = (float(v) for v in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _physics_parameter_set() -> Optional[ParameterSet]:
+    """atlas_crawl_mujoco's physics parameters (read-only here: changing them needs a new model)."""
+    try:
+        from atlas_crawl_mujoco.params import default_param_file
+        import yaml
+        with open(default_param_file()) as f:
+            data = yaml.safe_load(f)
+        ps = ParameterSet.from_dict(data)
+        return _prefixed(ps, "physics.", read_only=True)
+    except Exception:
+        return None
+
+
+def main(args=None):
+    from rclpy.executors import MultiThreadedExecutor
+    rclpy.init(args=args)
+    node = MujocoSimNode()
+    ex = MultiThreadedExecutor(num_threads=4)
+    ex.add_node(node)
+    try:
+        ex.spin()
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

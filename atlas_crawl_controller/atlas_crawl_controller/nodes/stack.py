@@ -1,0 +1,153 @@
+"""Compose the whole embedded graph in one process: MuJoCo sim (+ controller core), contact inference, gait sequencer.
+
+Used by the embedded demo (atlas_crawl_bringup.embedded), the node tests and the reliability command::
+
+    with Stack(sim_overrides=..., node_params=...) as stack:   # nodes built, executor spinning, nodes active
+        client = stack.action_client()                           # ActionClient helper (its own node)
+        ...
+
+Lifecycle transitions go through the real ``/<node>/change_state`` services (lifecycle_msgs/srv/ChangeState), as
+a lifecycle manager / ``ros2 lifecycle set`` would do.  Shutdown order matters with rclpy: stop the executor,
+destroy nodes, shut the context down, then join the spin thread.
+"""
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from typing import Dict, Optional
+
+import rclpy
+from lifecycle_msgs.msg import State as LState
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState, GetState
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+
+TRANSITIONS = {"configure": Transition.TRANSITION_CONFIGURE, "activate": Transition.TRANSITION_ACTIVATE,
+               "deactivate": Transition.TRANSITION_DEACTIVATE, "cleanup": Transition.TRANSITION_CLEANUP,
+               "shutdown": Transition.TRANSITION_UNCONFIGURED_SHUTDOWN}
+
+
+def isolate_ros_domain():
+    """Random ROS_DOMAIN_ID + localhost discovery so concurrent test processes do not cross-talk."""
+    os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 200))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+
+class LifecycleClient:
+    """ChangeState/GetState service client for one lifecycle node (what `ros2 lifecycle set` does)."""
+
+    def __init__(self, node, target: str):
+        self.target = target
+        self._change = node.create_client(ChangeState, f"/{target}/change_state")
+        self._get = node.create_client(GetState, f"/{target}/get_state")
+
+    def _call(self, client, req, timeout_s):
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError(f"service {client.srv_name} not available")
+        fut = client.call_async(req)
+        ev = threading.Event()
+        fut.add_done_callback(lambda _f: ev.set())
+        if not ev.wait(timeout_s):
+            raise TimeoutError(f"{client.srv_name} did not answer within {timeout_s} s")
+        return fut.result()
+
+    def change(self, transition: str, timeout_s: float = 10.0) -> bool:
+        req = ChangeState.Request()
+        req.transition.id = TRANSITIONS[transition]
+        return bool(self._call(self._change, req, timeout_s).success)
+
+    def state(self, timeout_s: float = 10.0) -> str:
+        return self._call(self._get, GetState.Request(), timeout_s).current_state.label
+
+
+class Stack:
+    """See the module docstring. ``activate=False`` leaves the lifecycle nodes unconfigured."""
+
+    def __init__(self, sim_overrides: Optional[dict] = None, node_params: Optional[Dict[str, dict]] = None,
+                 activate: bool = True, isolate: bool = True, num_threads: int = 8, use_sim_time: bool = True):
+        if isolate:
+            isolate_ros_domain()
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        from .contact_inference_node import ContactInferenceNode
+        from .gait_sequencer_node import GaitSequencerNode
+        from .mujoco_sim_node import MujocoSimNode
+        node_params = node_params or {}
+
+        def overrides(name):
+            p = [Parameter("use_sim_time", value=use_sim_time)] if name != "mujoco_sim" else []
+            p += [Parameter(k, value=v) for k, v in node_params.get(name, {}).items()]
+            return p
+
+        self.sim = MujocoSimNode(sim_overrides=sim_overrides, context=self.context,
+                                 parameter_overrides=overrides("mujoco_sim"))
+        self.contact = ContactInferenceNode(context=self.context, parameter_overrides=overrides("contact_inference"))
+        self.sequencer = GaitSequencerNode(context=self.context, parameter_overrides=overrides("gait_sequencer"))
+        self.manager = rclpy.create_node("lifecycle_manager", context=self.context)
+        self.executor = MultiThreadedExecutor(num_threads=num_threads, context=self.context)
+        for n in (self.sim, self.contact, self.sequencer, self.manager):
+            self.executor.add_node(n)
+        self._extra = []
+        self._thread = threading.Thread(target=self._spin, name="executor", daemon=True)
+        self._thread.start()
+        self.lifecycle = {n: LifecycleClient(self.manager, n) for n in ("contact_inference", "gait_sequencer")}
+        if activate:
+            self.bring_up()
+
+    def _spin(self):
+        try:
+            self.executor.spin()
+        except Exception:  # executor shut down / context invalidated during shutdown
+            pass
+
+    def bring_up(self):
+        for name in ("contact_inference", "gait_sequencer"):
+            for tr in ("configure", "activate"):
+                if not self.lifecycle[name].change(tr):
+                    raise RuntimeError(f"{name}: {tr} failed")
+
+    def add_node(self, node):
+        self._extra.append(node)
+        self.executor.add_node(node)
+        return node
+
+    def create_node(self, name: str, **kw):
+        return self.add_node(rclpy.create_node(name, context=self.context, **kw))
+
+    def wait_sim_time(self, seconds: float, timeout_s: float = 120.0) -> bool:
+        t0 = self.sim.sim_time()
+        w0 = time.monotonic()
+        while self.sim.sim_time() - t0 < seconds:
+            if time.monotonic() - w0 > timeout_s:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def close(self):
+        try:
+            self.executor.shutdown(timeout_sec=5.0)
+        except Exception:
+            pass
+        for n in self._extra + [self.manager, self.sequencer, self.contact, self.sim]:
+            try:
+                n.destroy_node()
+            except Exception:
+                pass
+        try:
+            rclpy.shutdown(context=self.context)
+        except Exception:
+            pass
+        self._thread.join(timeout=5.0)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+__all__ = ["Stack", "LifecycleClient", "isolate_ros_domain", "LState"]

@@ -1,0 +1,47 @@
+"""Names of every topic, service and action of the atlas_crawl graph (one place; launch files and tests use these).
+
+Ground truth from the physics (published by mujoco_sim_node here; by the gz-sim pelvis plugin + gz_ros2_control in
+the Gazebo variant, same names and types):
+
+* ``/clock``                        rosgraph_msgs/Clock — sim time (monotonic across /sim/reset)
+* ``/joint_states``                 sensor_msgs/JointState — position [rad], velocity [rad/s], effort [N m], team order
+* ``/atlas/pelvis_pose``            geometry_msgs/PoseStamped — pelvis pose, frame ``world``
+* ``/atlas/pelvis_odom``            nav_msgs/Odometry — pose in ``world``, twist in the ``pelvis`` frame (REP 105)
+* ``/atlas/contacts_ground_truth``  atlas_crawl_msgs/SupportState — simulator contacts (METHOD_GROUND_TRUTH), frame
+  ``world``
+* ``/sim/reset``                    std_srvs/Trigger — fresh trial: back to the initial pose (MuJoCo variant)
+
+Controller (hosted by mujoco_sim_node each control period, or by the ros2_control plugin):
+
+* ``/crawl_controller/reference``   atlas_crawl_msgs/ControllerReference (in)
+* ``/crawl_controller/status``      atlas_crawl_msgs/ControllerStatus (out; on every change + at status_rate_hz)
+* ``/crawl_controller/commands``    std_msgs/Float64MultiArray — joint position commands, team order (at
+  joint_state_rate_hz, for logging)
+
+Contact inference and sequencer:
+
+* ``/support_state``                atlas_crawl_msgs/SupportState — estimated contacts (frame ``world``)
+* ``/crawl``, ``/turn``, ``/roll``  atlas_crawl_msgs/action/{Crawl,Turn,Roll}
+* ``/gait_sequencer/goal_rejections`` std_msgs/String, JSON ``{"action", "goal_id", "reason"}``, transient local
+  (depth 50) — why a goal was rejected (rclpy's goal callback can only answer ACCEPT/REJECT)
+"""
+CLOCK = "/clock"
+JOINT_STATES = "/joint_states"
+PELVIS_POSE = "/atlas/pelvis_pose"
+PELVIS_ODOM = "/atlas/pelvis_odom"
+CONTACTS_GT = "/atlas/contacts_ground_truth"
+SIM_RESET = "/sim/reset"
+REFERENCE = "/crawl_controller/reference"
+STATUS = "/crawl_controller/status"
+COMMANDS = "/crawl_controller/commands"
+SUPPORT_STATE = "/support_state"
+CRAWL = "/crawl"
+TURN = "/turn"
+ROLL = "/roll"
+GOAL_REJECTIONS = "/gait_sequencer/goal_rejections"
+WORLD_FRAME = "world"
+PELVIS_FRAME = "pelvis"
+
+#: Topics recorded into the MCAP bag of the embedded demo.
+RECORDED = (JOINT_STATES, PELVIS_POSE, PELVIS_ODOM, CONTACTS_GT, REFERENCE, STATUS, SUPPORT_STATE, COMMANDS,
+            GOAL_REJECTIONS)
