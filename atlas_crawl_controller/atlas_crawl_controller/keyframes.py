@@ -97,8 +97,10 @@ class KeyframeScript:
         kfs = [Keyframe(k.name, mirror_q(k.q), k.duration_s, mirror_stance(k.stance), k.selected[MIRROR_PERM])
                for k in self.keyframes]
         sp = self.start_pose
+        def mq(q):   # mirror a pelvis quaternion in the x-z plane: (w, x, y, z) -> (w, -x, y, -z)
+            return None if q is None else (q[0], -q[1], q[2], -q[3])
         return KeyframeScript(name or self.name + "_mirrored", kfs, self.fall_check, sp, self.part_loop_start,
-                              "mirror of " + self.name, self.source)
+                              "mirror of " + self.name, self.source, mq(self.start_quat_wxyz), mq(self.end_quat_wxyz))
 
     def reversed(self, name=None) -> "KeyframeScript":
         """X_reverse = X_{T-1:0} (thesis §4.1.3). The move into reversed key-frame i (original index i) retraces
@@ -110,7 +112,8 @@ class KeyframeScript:
             k = self.keyframes[i]
             kfs.append(Keyframe(k.name, k.q.copy(), nxt.duration_s, nxt.stance, k.selected | nxt.selected))
         return KeyframeScript(name or self.name + "_reversed", kfs, self.fall_check, None, self.part_loop_start,
-                              "reverse of " + self.name, self.source)
+                              "reverse of " + self.name, self.source, self.end_quat_wxyz or self.start_quat_wxyz,
+                              self.start_quat_wxyz)
 
 
 # ---------------------------------------------------------------------------------------------- named poses

@@ -150,10 +150,14 @@ class CrawlDesigner:
             qpos, info = self._solve(qpos, contacts, com_xy, rots, heading_now)
             st_com = self.ik.state(qpos)["com"][:2].copy()
             kfs.append(self._kf(f"shift_for_{name}", qpos, info, contacts, "ALL", p["t_shift_s"], com_xy, li))
-            dth = p["turn_rad"] / len(order)
-            heading += dth
+            # each limb steps once per cycle: to its nominal place in the stance rotated by the whole turn and
+            # advanced by the whole stride; the body heading target advances by a quarter turn per step
+            heading += p["turn_rad"] / len(order)
+            ct, stt = math.cos(p["turn_rad"]), math.sin(p["turn_rad"])
+            rel = nominal[li, :2] - centre0
             goal = contacts[li].copy()
-            goal[:2] = _step_target(contacts[li, :2], centre, p["stride_m"], dth, heading_now)
+            goal[:2] = centre0 + np.array([p["stride_m"], 0.0]) + np.array([ct * rel[0] - stt * rel[1],
+                                                                             stt * rel[0] + ct * rel[1]])
             mid = 0.5 * (contacts[li] + goal)
             mid[2] += p["lift_hand_m"] if is_hand else p["lift_knee_m"]
             tg = contacts.copy()
