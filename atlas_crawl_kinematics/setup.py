@@ -24,6 +24,7 @@ setup(
         "console_scripts": [
             "kinematics_benchmark = atlas_crawl_kinematics.benchmark:main",
             "jacobian_accuracy = atlas_crawl_kinematics.jacobian_accuracy:main",
+            "iik_benchmark = atlas_crawl_kinematics.iik_benchmark:main",
         ],
     },
 )
