@@ -42,7 +42,14 @@ def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noi
         logs = run_trials.run_trials(behaviour, loop, trials, cycles, out, seed0, video, noise,
                                      settle_before_s=prm["settle_before_s"], settle_after_s=prm["settle_after_s"])
     vid = out / "video.mp4"
+    extra = {}
+    frozen = sorted((out / "script").glob("*.yaml")) if not from_logs else []
+    if frozen:
+        import hashlib
+        extra["gait script"] = (f"[{frozen[0].name}](script/{frozen[0].name}) sha256 "
+                                f"{hashlib.sha256(frozen[0].read_bytes()).hexdigest()[:12]}")
     p = report.write_report(logs, behaviour, out, loop, command=command, video="video.mp4" if vid.exists() else None,
+                            extra_provenance=extra,
                             heading_source=prm["heading_source"], slip_min_duration_s=prm["slip_min_duration_s"],
                             init_noise_rad=None if from_logs else noise)
     return p

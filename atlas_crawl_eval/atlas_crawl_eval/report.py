@@ -220,7 +220,8 @@ def markdown_table(rows, behaviour, loop) -> str:
 
 def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str | None = None,
                  video: str | None = None, heading_source: str = "pelvis_z", make_plots: bool = True,
-                 slip_min_duration_s: float = 0.1, init_noise_rad: float | None = None) -> Path:
+                 slip_min_duration_s: float = 0.1, init_noise_rad: float | None = None,
+                 extra_provenance: dict | None = None) -> Path:
     """Write ``out_dir/report.md``, ``metrics.json`` and figures for N trial logs of one behaviour."""
     logs = [lg if isinstance(lg, TrialLog) else TrialLog.load(lg) for lg in logs]
     if not logs:
@@ -231,6 +232,7 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
     rows = summary_table(trials, behaviour, loop)
     prov = provenance(logs, command)
     prov["init_noise_rad"] = init_noise_rad
+    prov.update(extra_provenance or {})
     figs = []
     if make_plots:
         figs = _make_plots(logs, behaviour, out, heading_source)
@@ -240,7 +242,8 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
               f"git {prov['git_commit']} · {prov['n_trials']} trials × {','.join(map(str, prov['cycles']))} cycles"
               f" · seeds {prov['seeds']}"
               + (f" (start-pose joint noise ±{init_noise_rad:g} rad)" if init_noise_rad is not None else "")
-              + f" · support polygons: {prov['support_module']}\n")
+              + f" · support polygons: {prov['support_module']}"
+              + "".join(f" · {k}: {v}" for k, v in (extra_provenance or {}).items()) + "\n")
     falls = sum(1 for lg in logs if lg.meta_fell)
     md.append(f"Falls: {falls}/{len(logs)} trials."
               + (" Trials with errors: " + "; ".join(f"seed {t['seed']}: {t['error']}" for t in trials if "error" in t)

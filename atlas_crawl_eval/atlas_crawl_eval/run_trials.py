@@ -6,6 +6,7 @@ sees :class:`~atlas_crawl_eval.trial_log.TrialLog` files.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class TrialConfig:
     settle_after_s: float = 2.5  # logged rest after the gait
     video: str | None = None
     time_scale: float = 1.0
+    script_file: str | None = None  # frozen copy of the key-frame script (same script for all N trials)
 
 
 class BackendUnavailable(RuntimeError):
@@ -77,7 +79,7 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
     """Run ONE trial in a fresh AtlasSim, save its 100 Hz log to ``log_path`` (.npz) and return it."""
     keyframes, player_mod, logger_mod, sim_mod = _backend()
     name, reverse = resolve_script(cfg.behaviour)
-    script = keyframes.load_script(name)
+    script = keyframes.load_script(cfg.script_file or name)
     roll = cfg.behaviour.startswith("roll")
     loop = "once" if roll else cfg.loop
     sim = sim_mod.AtlasSim(seed=cfg.seed)  # fresh simulator per trial
@@ -143,16 +145,32 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
 # ============================================================================================= END ADAPTER
 
 
+def freeze_script(behaviour: str, out_dir) -> tuple[str, str, bool]:
+    """Copy the behaviour's key-frame script to ``out_dir/script/<name>.yaml`` so that all N trials run the same
+    file even if the gait library is edited meanwhile. Returns (frozen path, sha256[:12], reverse)."""
+    keyframes, *_ = _backend()
+    name, reverse = resolve_script(behaviour)
+    src = Path(keyframes.script_path(name))
+    data = src.read_bytes()
+    dst = Path(out_dir) / "script" / src.name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(data)
+    return str(dst), hashlib.sha256(data).hexdigest()[:12], reverse
+
+
 def run_trials(behaviour: str, loop: str, n_trials: int, cycles: int, out_dir, seed0: int = 0,
                video: bool = False, init_noise_rad: float = 0.01, settle_before_s: float = 2.5,
-               settle_after_s: float = 2.5, progress=print) -> list[TrialLog]:
-    """N trials, fresh simulator each, seeds seed0..seed0+N-1; logs in ``out_dir/logs/trial_XX.npz``; the first
-    trial is filmed if ``video``."""
+               settle_after_s: float = 2.5, progress=None) -> list[TrialLog]:
+    """N trials, fresh simulator each, seeds seed0..seed0+N-1, one frozen copy of the script; logs in
+    ``out_dir/logs/trial_XX.npz``; the first trial is filmed if ``video``."""
+    progress = progress or (lambda msg: print(msg, flush=True))
     out = Path(out_dir)
+    script_file, sha, reverse = freeze_script(behaviour, out)
+    progress(f"[{behaviour}/{loop}] script {script_file} sha256 {sha}{' (played in reverse)' if reverse else ''}")
     logs = []
     for i in range(n_trials):
         cfg = TrialConfig(behaviour, loop, cycles, seed0 + i, init_noise_rad, settle_before_s, settle_after_s,
-                          video=str(out / "video.mp4") if (video and i == 0) else None)
+                          video=str(out / "video.mp4") if (video and i == 0) else None, script_file=script_file)
         t0 = time.monotonic()
         lg = run_trial(cfg, out / "logs" / f"trial_{i:02d}.npz")
         progress(f"[{behaviour}/{loop}] trial {i + 1}/{n_trials} seed {cfg.seed}: {lg.n} samples, "
