@@ -245,6 +245,9 @@ class ContactInference:
     def set_params(self, params: ParamValues) -> Optional[str]:
         """Apply new parameters; returns None on success or a reason (and changes nothing)."""
         try:
+            for m in METHODS:          # validate every estimator's settings, not only the selected one
+                if m != params["method"]:
+                    make_estimator(m, params)
             est = make_estimator(params["method"], params)
         except (ValueError, KeyError) as e:
             return str(e)

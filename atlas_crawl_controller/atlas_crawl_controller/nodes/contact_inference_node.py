@@ -86,10 +86,9 @@ class ContactInferenceNode(LifecycleNode):
                 if reason:
                     return reason
             else:
-                try:
-                    ci.make_estimator(new["method"], new)
-                except ValueError as e:
-                    return str(e)
+                reason = ci.ContactInference(self.params).set_params(new)
+                if reason:
+                    return reason
             rate_changed = new["rate_hz"] != self.params["rate_hz"]
             self.params = new
         if rate_changed and self._timer is not None:

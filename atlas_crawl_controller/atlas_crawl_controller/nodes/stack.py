@@ -21,7 +21,7 @@ from typing import Dict, Optional
 import rclpy
 from lifecycle_msgs.msg import State as LState
 from lifecycle_msgs.msg import Transition
-from lifecycle_msgs.srv import ChangeState, GetState
+from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions, GetState
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 
@@ -43,6 +43,7 @@ class LifecycleClient:
         self.target = target
         self._change = node.create_client(ChangeState, f"/{target}/change_state")
         self._get = node.create_client(GetState, f"/{target}/get_state")
+        self._avail = node.create_client(GetAvailableTransitions, f"/{target}/get_available_transitions")
 
     def _call(self, client, req, timeout_s):
         if not client.wait_for_service(timeout_sec=timeout_s):
@@ -54,7 +55,18 @@ class LifecycleClient:
             raise TimeoutError(f"{client.srv_name} did not answer within {timeout_s} s")
         return fut.result()
 
+    def available(self, timeout_s: float = 10.0):
+        r = self._call(self._avail, GetAvailableTransitions.Request(), timeout_s)
+        return {t.transition.id for t in r.available_transitions}
+
     def change(self, transition: str, timeout_s: float = 10.0) -> bool:
+        """Request a transition; False if it failed or is not valid from the current state.
+
+        Validity is checked first (like `ros2 lifecycle set`): rclpy's change_state service raises inside its
+        callback for a transition that does not exist from the current state and then never answers.
+        """
+        if TRANSITIONS[transition] not in self.available(timeout_s):
+            return False
         req = ChangeState.Request()
         req.transition.id = TRANSITIONS[transition]
         return bool(self._call(self._change, req, timeout_s).success)

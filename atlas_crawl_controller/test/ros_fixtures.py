@@ -1,0 +1,18 @@
+"""Shared fixtures for the ROS tests (import them in a test module): one composed Stack per module."""
+import pytest
+
+
+@pytest.fixture(scope="module")
+def stack():
+    from atlas_crawl_controller.nodes.stack import Stack
+    s = Stack()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def goals(stack):
+    from atlas_crawl_controller.nodes.goal_client import GoalClient
+    gc = GoalClient(stack.create_node("test_client"))
+    assert gc.wait_for_servers(10.0)
+    return gc

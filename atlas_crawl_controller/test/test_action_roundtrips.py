@@ -1,0 +1,42 @@
+"""Action round trips through the real composed graph (rclpy + MuJoCo): each action with feedback and result."""
+import math
+
+import pytest
+
+from ros_fixtures import goals, stack  # noqa: F401  (pytest fixtures)
+
+
+def test_crawl_roundtrip_with_feedback_and_result(goals, stack):  # noqa: F811
+    rec = goals.run("crawl", {"cycles": 1, "speed_scale": 3.0}, result_timeout_s=60)
+    assert rec.status == "succeeded", (rec.status, rec.result)
+    r = rec.result
+    assert r.success and r.reason == "" and r.cycles_completed == 1 and r.duration_s > 0
+    assert math.isfinite(r.distance_m) and r.distance_m > 0.02        # the crawl moves the robot forward
+    phases = [f.phase for f in rec.feedback]
+    assert len(rec.feedback) >= 3 and any(p.startswith("moving:") for p in phases)
+    assert rec.feedback[-1].progress <= 1.0 and max(f.progress for f in rec.feedback) > 0.5
+    assert all(abs(f.base_pose.orientation.w) <= 1.0 for f in rec.feedback)
+
+
+def test_turn_roundtrip(goals, stack):  # noqa: F811
+    rec = goals.run("turn", {"direction": 0, "cycles": 1, "speed_scale": 3.0}, result_timeout_s=60)
+    if rec.status == "aborted" and "cannot start" in rec.result.reason:
+        pytest.skip(f"turn script not available yet: {rec.result.reason}")
+    assert rec.status == "succeeded", (rec.status, rec.result)
+    assert rec.result.cycles_completed == 1 and math.isfinite(rec.result.heading_change_rad)
+    assert rec.feedback and rec.feedback[-1].cycle == 0
+
+
+def test_roll_roundtrip(goals, stack):  # noqa: F811
+    rec = goals.run("roll", {"from_side": 0, "to": 0}, result_timeout_s=60)
+    assert rec.status in ("succeeded", "aborted"), rec.status
+    if rec.status == "aborted":
+        # until the roll scripts exist the goal must still end cleanly, with the reason
+        assert "cannot start" in rec.result.reason or "roll" in rec.result.reason, rec.result.reason
+        pytest.skip(f"roll script not available yet: {rec.result.reason}")
+    assert rec.result.success and math.isfinite(rec.result.final_roll_rad)
+
+
+def test_sequencer_counters_consistent(stack):  # noqa: F811
+    c = stack.sequencer.counters
+    assert c["accepted"] == c["succeeded"] + c["canceled"] + c["aborted"]

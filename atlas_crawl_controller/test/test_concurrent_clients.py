@@ -1,0 +1,18 @@
+"""Three concurrent action clients sending random goal / cancel / preempt sequences for a bounded time:
+no hang, no crash, every goal reaches a terminal state, server and client counts agree, and the graph still works."""
+from atlas_crawl_controller.nodes.reliability import run_random_clients
+from ros_fixtures import goals, stack  # noqa: F401
+
+
+def test_three_random_clients_never_hang(stack, goals):  # noqa: F811
+    s = run_random_clients(stack, n_clients=3, duration_s=20.0, seed=1, result_timeout_s=45.0)
+    assert s["hangs"] == 0 and s["crashes"] == 0, s
+    assert s["goals"] >= 6 and sum(s["terminal"].values()) == s["goals"], s
+    srv = s["server_counters"]
+    # every goal the server accepted ended in exactly one terminal state
+    assert srv["accepted"] == srv["succeeded"] + srv["canceled"] + srv["aborted"], srv
+    assert s["terminal"].get("rejected", 0) >= 1            # invalid / busy goals were refused
+    assert not stack.sequencer._seq.busy and stack.sequencer._busy is None
+    # still responsive afterwards
+    rec = goals.run("crawl", {"cycles": 1, "speed_scale": 3.0}, result_timeout_s=60)
+    assert rec.status == "succeeded", (rec.status, rec.result)
