@@ -43,7 +43,7 @@ def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noi
                                      settle_before_s=prm["settle_before_s"], settle_after_s=prm["settle_after_s"])
     vid = out / "video.mp4"
     extra = {}
-    frozen = sorted((out / "script").glob("*.yaml")) if not from_logs else []
+    frozen = sorted((out / "script").glob("*.yaml"))
     if frozen:
         import hashlib
         extra["gait script"] = (f"[{frozen[0].name}](script/{frozen[0].name}) sha256 "

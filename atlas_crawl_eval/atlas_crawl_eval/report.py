@@ -208,13 +208,16 @@ def summary_table(trials: list[dict], behaviour: str, loop: str = "full") -> lis
 
 def markdown_table(rows, behaviour, loop) -> str:
     src = tv.THESIS_SOURCE.get(behaviour, "")
+    iik = behaviour == "crawl_forward"  # thesis Table 4.6 (IIK forward crawl), for information
     head = (f"| Metric | Unit | Ours (mean ± std) | Thesis {src} {'(' + loop + ' loop)' if 'crawl' in behaviour else ''}"
-            " | vs thesis | Target (issue 3 §4) | Target |\n|---|---|---|---|---|---|---|\n")
+            " | vs thesis | Target (issue 3 §4) | Target |" + (" Thesis IIK crawl (Table 4.6) |" if iik else "")
+            + "\n|---|---|---|---|---|---|---|" + ("---|" if iik else "") + "\n")
     lines = []
     for r in rows:
         tgt = f"{r['target'][0]} {r['target'][1]:g}" if r["target"] else ""
         lines.append(f"| {r['label']} | {r['unit']} | {_fmt(r['fmt'], r['mean'], r['std'], r['n'])} | "
-                     f"{_fmt_thesis(r['fmt'], r['thesis'])} | {r['vs_thesis']} | {tgt} | {r['target_status']} |")
+                     f"{_fmt_thesis(r['fmt'], r['thesis'])} | {r['vs_thesis']} | {tgt} | {r['target_status']} |"
+                     + (f" {_fmt_thesis(r['fmt'], tv.IIK_CRAWL.get(r['key']))} |" if iik else ""))
     return head + "\n".join(lines) + "\n"
 
 

@@ -36,6 +36,7 @@ def test_crawl_report_table(tmp_path):
     assert by["Drift / gait"][3] == "0.2728 ± 0.0370"
     assert by["Velocity"][3] == "0.0791 ± 0.0000"
     assert by["Distance / gait"][3] == "0.6840 ± 0.0070"
+    assert by["Drift / gait"][7] == "0.0928 ± 0.0170"  # IIK column, Table 4.6
     # our numbers: mean ± std of the trials' velocities 0.1, 0.11, 0.12 (+ tiny lateral component)
     m, s = (float(x) for x in by["Velocity"][2].split(" (")[0].split(" ± "))
     assert m == pytest.approx(0.11, abs=2e-4)
