@@ -4,6 +4,7 @@
         --out reports/crawl_forward_full [--video] [--quick]
     python -m atlas_crawl_eval.evaluate --all --out reports/latest [--quick] [--video]
     python -m atlas_crawl_eval.evaluate --behaviour turn_left --from-logs 'reports/x/logs/*.npz' --out reports/x
+    python -m atlas_crawl_eval.evaluate --all --report-only --out reports/latest   # re-report existing logs
 
 Defaults are the thesis protocol (§4.1.3: 10 trials × 10 cycles crawling; §4.1.2: 5 trials × 20 loops turning;
 rolling: 20 trials, issue 3 §4). ``--quick`` = 1 trial × 2 cycles (CI smoke run).
@@ -70,6 +71,8 @@ def main(argv=None):
                     help="seeded uniform start-pose joint noise, rad (0 = all trials identical: MuJoCo is exact); "
                          "default from config/evaluation_parameters.yaml")
     ap.add_argument("--from-logs", help="glob of existing trial .npz logs: report only, no simulation")
+    ap.add_argument("--report-only", action="store_true",
+                    help="no simulation: rewrite the report(s) from <out>[/<behaviour>]/logs/*.npz")
     a = ap.parse_args(argv)
     if a.all == bool(a.behaviour):
         ap.error("give exactly one of --behaviour or --all")
@@ -87,8 +90,13 @@ def main(argv=None):
         c = a.cycles or c
         folder = out / run_name(beh, loop) if a.all else out
         try:
+            from_logs = a.from_logs if not a.all else None
+            if a.report_only:
+                from_logs = str(folder / "logs" / "*.npz")
+                if not glob.glob(from_logs):
+                    raise run_trials.BackendUnavailable(f"--report-only: no logs in {folder / 'logs'}")
             p = evaluate_one(beh, loop, n, c, folder, a.video, a.seed, prm["init_noise_rad"], command,
-                             a.from_logs if not a.all else None, prm)
+                             from_logs, prm)
         except run_trials.BackendUnavailable as e:
             print(f"[evaluate] {beh}/{loop}: SKIPPED, {e}", file=sys.stderr)
             written.append((beh, loop, None, str(e)))
