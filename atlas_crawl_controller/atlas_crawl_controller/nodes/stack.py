@@ -143,6 +143,7 @@ class Stack:
             self.executor.shutdown(timeout_sec=5.0)
         except Exception:
             pass
+        self._thread.join(timeout=5.0)
         for n in self._extra + [self.manager, self.sequencer, self.contact, self.sim]:
             try:
                 n.destroy_node()

@@ -1,0 +1,193 @@
+"""Embedded-default main job: the whole ROS 2 graph in one process, driven through a real action client.
+
+    python -m atlas_crawl_bringup.embedded [--quick] [--out reports/embedded_demo] [--rtf 0] [--no-bag]
+
+Composes ``mujoco_sim`` (physics + controller core, read → update → write each control period),
+``contact_inference`` and ``gait_sequencer`` (lifecycle nodes, configured and activated through their
+``change_state`` services) on one MultiThreadedExecutor, then a separate client node runs the demo through the
+``/crawl``, ``/turn`` and ``/roll`` actions:
+
+1. stance — wait until the contact inference reports all four limbs down and the CoM inside the polygon;
+2. crawl  — Crawl{cycles: N} forward;
+3. turn   — Turn{direction: LEFT, cycles: M};
+4. roll   — Roll{from_side: LEFT, to: BACK}.
+
+Feedback is printed (throttled), each result in full. An MCAP bag of the run (joint states, pelvis pose/odometry,
+ground-truth and estimated support, controller references/status/commands, goal rejections) is written next to the
+report (``<out>/demo.mcap`` and ``<out>/demo_report.md``). Exit status: 0 when every step ended in its expected
+terminal state, 1 otherwise (the report says which and why).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+STEPS_FULL = [("crawl", {"cycles": 4, "direction": 0, "loop_mode": 1}),
+              ("turn", {"direction": 0, "cycles": 2}),
+              ("roll", {"from_side": 0, "to": 0})]
+STEPS_QUICK = [("crawl", {"cycles": 2, "direction": 0, "loop_mode": 1, "speed_scale": 2.0}),
+               ("turn", {"direction": 0, "cycles": 1, "speed_scale": 2.0}),
+               ("roll", {"from_side": 0, "to": 0})]
+
+RECORD_TYPES = {
+    "/joint_states": "sensor_msgs/msg/JointState",
+    "/atlas/pelvis_pose": "geometry_msgs/msg/PoseStamped",
+    "/atlas/pelvis_odom": "nav_msgs/msg/Odometry",
+    "/atlas/contacts_ground_truth": "atlas_crawl_msgs/msg/SupportState",
+    "/support_state": "atlas_crawl_msgs/msg/SupportState",
+    "/crawl_controller/reference": "atlas_crawl_msgs/msg/ControllerReference",
+    "/crawl_controller/status": "atlas_crawl_msgs/msg/ControllerStatus",
+    "/crawl_controller/commands": "std_msgs/msg/Float64MultiArray",
+    "/gait_sequencer/goal_rejections": "std_msgs/msg/String",
+    "/clock": "rosgraph_msgs/msg/Clock",
+}
+
+
+def _fmt_result(kind, r) -> str:
+    if r is None:
+        return "(no result)"
+    f = {k: getattr(r, k) for k in r.get_fields_and_field_types()}
+    parts = []
+    for k, v in f.items():
+        if isinstance(v, float):
+            parts.append(f"{k}={v:.3f}" + (f" ({math.degrees(v):.1f} deg)" if k.endswith("_rad") else ""))
+        else:
+            parts.append(f"{k}={v!r}")
+    return ", ".join(parts)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="short gaits (2 crawl cycles, 1 turn cycle, 2x speed)")
+    ap.add_argument("--out", default=os.path.join(os.getcwd(), "reports", "embedded_demo"))
+    ap.add_argument("--rtf", type=float, default=0.0, help="real-time factor (0 = as fast as possible)")
+    ap.add_argument("--no-bag", action="store_true", help="do not record the MCAP bag")
+    ap.add_argument("--serve", action="store_true",
+                    help="only bring the graph up and keep serving the actions (use send_goal from another shell)")
+    ap.add_argument("--method", default="height", choices=["height", "velocity", "effort"],
+                    help="contact inference method")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+
+    from atlas_crawl_controller.nodes.goal_client import GoalClient
+    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_msgs.msg import SupportState
+
+    from .mcap_recorder import McapRecorder, summarize
+
+    steps = STEPS_QUICK if args.quick else STEPS_FULL
+    if args.serve:
+        return serve(args)
+    lines = []
+
+    def say(msg=""):
+        print(msg, flush=True)
+        lines.append(msg)
+
+    w0 = time.monotonic()
+    say(f"atlas_crawl embedded demo: MuJoCo + controller core + contact_inference + gait_sequencer in one process "
+        f"({'quick' if args.quick else 'full'}; real_time_factor={args.rtf}, contact method={args.method})")
+    stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf},
+                               "contact_inference": {"method": args.method}}, isolate=False)
+    outcomes = []
+    ok = True
+    rec = None
+    try:
+        say(f"nodes up and active in {time.monotonic() - w0:.1f} s: "
+            + ", ".join(f"{n}={stack.lifecycle[n].state()}" for n in stack.lifecycle))
+        client_node = stack.create_node("demo_client")
+        bag_path = os.path.join(args.out, "demo.mcap")
+        if not args.no_bag:
+            rec = McapRecorder(stack.create_node("mcap_recorder"), bag_path, RECORD_TYPES,
+                               transient_local=("/gait_sequencer/goal_rejections",))
+        support = {}
+        client_node.create_subscription(SupportState, "/support_state", lambda m: support.__setitem__("m", m), 10)
+        gc = GoalClient(client_node)
+        if not gc.wait_for_servers(20.0):
+            raise RuntimeError("action servers /crawl /turn /roll not available")
+
+        # 1) stance
+        say("\n[1/4] stance: waiting for the support state (all four limbs down, CoM inside the polygon)")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30.0:
+            m = support.get("m")
+            if m is not None and all(c.in_contact for c in m.contacts) and m.statically_stable:
+                break
+            time.sleep(0.05)
+        m = support.get("m")
+        stance_ok = m is not None and all(c.in_contact for c in m.contacts) and m.statically_stable
+        if m is not None:
+            say("  contacts " + " ".join(f"{c.name}={'down' if c.in_contact else 'up'}" for c in m.contacts)
+                + f"; margin {m.stability_margin_m:.3f} m; statically stable: {m.statically_stable}")
+        say(f"  stance {'OK' if stance_ok else 'NOT reached'} at sim time {stack.sim.sim_time():.2f} s")
+        outcomes.append(("stance", "succeeded" if stance_ok else "failed", ""))
+        ok &= stance_ok
+
+        # 2-4) actions
+        for i, (kind, fields) in enumerate(steps, start=2):
+            say(f"\n[{i}/4] {kind}: sending goal {json.dumps(fields)} to /{kind}")
+            last = {"t": 0.0}
+
+            def on_fb(f, kind=kind, last=last):
+                now = time.monotonic()
+                if now - last["t"] < 1.0:
+                    return
+                last["t"] = now
+                extra = (f" cycle {f.cycle}" if hasattr(f, "cycle") else "") + \
+                    (f" margin {f.stability_margin_m:+.3f} m" if hasattr(f, "stability_margin_m") else "")
+                p = f.base_pose.position
+                say(f"  feedback: {f.phase:<24} kf {f.keyframe:>2}{extra} progress {f.progress:5.1%} "
+                    f"pelvis ({p.x:+.3f}, {p.y:+.3f}, {p.z:.3f}) m")
+
+            r = gc.run(kind, fields, on_feedback=on_fb, result_timeout_s=600.0)
+            if r.status == "rejected":
+                say(f"  REJECTED: {r.rejection_reason}")
+            else:
+                say(f"  result: {r.status.upper()} in {r.wall_s:.1f} s wall: {_fmt_result(kind, r.result)}")
+            outcomes.append((kind, r.status, getattr(r.result, "reason", "") if r.result is not None
+                             else r.rejection_reason))
+            ok &= r.status == "succeeded"
+        fell = stack.sim.sim.fallen()
+        say(f"\nend: sim time {stack.sim.sim_time():.2f} s, wall {time.monotonic() - w0:.1f} s, "
+            f"fallen: {fell[0]} {fell[1]}; sequencer counters {stack.sequencer.counters}")
+    finally:
+        if rec is not None:
+            rec.close()
+        stack.close()
+    if rec is not None:
+        counts = summarize(bag_path)
+        say(f"MCAP bag: {bag_path} ({os.path.getsize(bag_path) / 1e6:.1f} MB) messages per topic: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    say("\nsummary: " + "; ".join(f"{k}: {s}" + (f" ({why})" if why else "") for k, s, why in outcomes))
+    report = os.path.join(args.out, "demo_report.md")
+    with open(report, "w") as f:
+        f.write("# atlas_crawl embedded demo\n\n```\n" + "\n".join(lines) + "\n```\n")
+    print(f"report: {report}")
+    return 0 if ok else 1
+
+
+def serve(args) -> int:
+    """Bring the graph up and serve /crawl /turn /roll until Ctrl-C (for send_goal in another shell)."""
+    from atlas_crawl_controller.nodes.stack import Stack
+    stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf or 1.0},
+                               "contact_inference": {"method": args.method}}, isolate=False)
+    print(f"serving /crawl /turn /roll on ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')} "
+          f"(real_time_factor {args.rtf or 1.0}); Ctrl-C to stop", flush=True)
+    import signal
+    import threading
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(1.0):
+        pass
+    print("stopping", flush=True)
+    stack.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
