@@ -13,6 +13,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/requirements', glob('requirements/*.txt')),
         ('share/' + package_name + '/scripts', glob('scripts/*.sh') + glob('scripts/*.py')),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
@@ -25,6 +27,9 @@ setup(
     entry_points={
         'console_scripts': [
             'demo = atlas_crawl_bringup.demo:main',
+            'embedded = atlas_crawl_bringup.embedded:main',
+            'send_goal = atlas_crawl_bringup.send_goal:main',
+            'reliability = atlas_crawl_bringup.reliability:main',
         ],
     },
 )

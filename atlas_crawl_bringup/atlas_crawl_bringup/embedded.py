@@ -47,6 +47,19 @@ RECORD_TYPES = {
 }
 
 
+def default_params_file() -> str:
+    """atlas_crawl_bringup/config/atlas_crawl_mujoco.yaml (source tree or installed share dir)."""
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config",
+                        "atlas_crawl_mujoco.yaml")
+    if os.path.exists(here):
+        return here
+    for root in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        p = os.path.join(root, "share", "atlas_crawl_bringup", "config", "atlas_crawl_mujoco.yaml")
+        if root and os.path.exists(p):
+            return p
+    raise FileNotFoundError("atlas_crawl_bringup/config/atlas_crawl_mujoco.yaml not found")
+
+
 def _fmt_result(kind, r) -> str:
     if r is None:
         return "(no result)"
@@ -68,6 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-bag", action="store_true", help="do not record the MCAP bag")
     ap.add_argument("--serve", action="store_true",
                     help="only bring the graph up and keep serving the actions (use send_goal from another shell)")
+    ap.add_argument("--params-file", default=None, help="ROS 2 parameter file (default: the bringup config)")
     ap.add_argument("--method", default="height", choices=["height", "velocity", "effort"],
                     help="contact inference method")
     args = ap.parse_args(argv)
@@ -92,7 +106,8 @@ def main(argv=None) -> int:
     say(f"atlas_crawl embedded demo: MuJoCo + controller core + contact_inference + gait_sequencer in one process "
         f"({'quick' if args.quick else 'full'}; real_time_factor={args.rtf}, contact method={args.method})")
     stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf},
-                               "contact_inference": {"method": args.method}}, isolate=False)
+                               "contact_inference": {"method": args.method}}, isolate=False,
+                  params_file=args.params_file or default_params_file())
     outcomes = []
     ok = True
     rec = None
@@ -174,7 +189,8 @@ def serve(args) -> int:
     """Bring the graph up and serve /crawl /turn /roll until Ctrl-C (for send_goal in another shell)."""
     from atlas_crawl_controller.nodes.stack import Stack
     stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf or 1.0},
-                               "contact_inference": {"method": args.method}}, isolate=False)
+                               "contact_inference": {"method": args.method}}, isolate=False,
+                  params_file=args.params_file or default_params_file())
     print(f"serving /crawl /turn /roll on ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')} "
           f"(real_time_factor {args.rtf or 1.0}); Ctrl-C to stop", flush=True)
     import signal

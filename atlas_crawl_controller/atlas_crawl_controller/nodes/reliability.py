@@ -67,27 +67,33 @@ class Tally:
 
 
 def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threading.Event,
-                 budget: Optional[list], result_timeout_s: float):
+                 budget: Optional[list], result_timeout_s: float, backoff_s: float = 2.0):
     while not stop.is_set():
         if budget is not None:
             with tally.lock:
                 if budget[0] <= 0:
                     return
                 budget[0] -= 1
+        recs = []
+
+        def add(rec):
+            recs.append(rec)
+            tally.add(rec)
+
         scen = rng.choice(SCENARIOS)
         with tally.lock:
             tally.scenarios[scen] += 1
         try:
             if scen == "invalid":
                 kind, f = rng.choice(INVALID)
-                tally.add(gc.run(kind, f, result_timeout_s=result_timeout_s))
+                add(gc.run(kind, f, result_timeout_s=result_timeout_s))
             elif scen == "complete":
                 kind, f = rng.choice(VALID)
-                tally.add(gc.run(kind, f, result_timeout_s=result_timeout_s))
+                add(gc.run(kind, f, result_timeout_s=result_timeout_s))
             elif scen in ("cancel", "cancel_now"):
                 kind, f = rng.choice(VALID)
                 delay = 0.0 if scen == "cancel_now" else rng.uniform(0.0, 1.5)
-                tally.add(gc.run(kind, f, cancel_after_s=delay, result_timeout_s=result_timeout_s))
+                add(gc.run(kind, f, cancel_after_s=delay, result_timeout_s=result_timeout_s))
             else:  # preempt
                 kind, f = rng.choice(VALID)
                 first = {}
@@ -96,10 +102,10 @@ def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threadi
                 th.start()
                 time.sleep(rng.uniform(0.0, 0.3))
                 k2, f2 = rng.choice(VALID)
-                tally.add(gc.run(k2, f2, result_timeout_s=result_timeout_s))
+                add(gc.run(k2, f2, result_timeout_s=result_timeout_s))
                 th.join(result_timeout_s + 30)
                 if "r" in first:
-                    tally.add(first["r"])
+                    add(first["r"])
                 else:
                     with tally.lock:
                         tally.hangs += 1
@@ -109,6 +115,9 @@ def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threadi
                 tally.errors.append(f"{type(e).__name__}: {e}")
         with tally.lock:
             tally.sequences += 1
+        # back off after a "busy" rejection so that more sequences reach the running-goal paths (cancel, preempt)
+        if any(r.rejection_reason.startswith("busy") for r in recs):
+            stop.wait(rng.uniform(0.2, backoff_s))
 
 
 def run_random_clients(stack, n_clients: int = 3, duration_s: Optional[float] = None,

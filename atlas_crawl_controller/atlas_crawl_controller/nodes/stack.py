@@ -36,6 +36,24 @@ def isolate_ros_domain():
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 
+def load_ros_params_file(path: str) -> Dict[str, dict]:
+    """ROS 2 parameter file ``{node: {ros__parameters: {...}}}`` → ``{node: {dotted.name: value}}``."""
+    import yaml
+
+    def flat(d, prefix=""):
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out.update(flat(v, f"{prefix}{k}."))
+            else:
+                out[f"{prefix}{k}"] = v
+        return out
+
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    return {node.lstrip("/"): flat(body.get("ros__parameters", {})) for node, body in data.items()}
+
+
 class LifecycleClient:
     """ChangeState/GetState service client for one lifecycle node (what `ros2 lifecycle set` does)."""
 
@@ -79,7 +97,8 @@ class Stack:
     """See the module docstring. ``activate=False`` leaves the lifecycle nodes unconfigured."""
 
     def __init__(self, sim_overrides: Optional[dict] = None, node_params: Optional[Dict[str, dict]] = None,
-                 activate: bool = True, isolate: bool = True, num_threads: int = 8, use_sim_time: bool = True):
+                 activate: bool = True, isolate: bool = True, num_threads: int = 8, use_sim_time: bool = True,
+                 params_file: Optional[str] = None):
         if isolate:
             isolate_ros_domain()
         self.context = rclpy.Context()
@@ -87,7 +106,10 @@ class Stack:
         from .contact_inference_node import ContactInferenceNode
         from .gait_sequencer_node import GaitSequencerNode
         from .mujoco_sim_node import MujocoSimNode
-        node_params = node_params or {}
+        merged: Dict[str, dict] = load_ros_params_file(params_file) if params_file else {}
+        for name, vals in (node_params or {}).items():
+            merged.setdefault(name, {}).update(vals)
+        node_params = merged
 
         def overrides(name):
             p = [Parameter("use_sim_time", value=use_sim_time)] if name != "mujoco_sim" else []
