@@ -63,7 +63,8 @@ def main(argv=None) -> int:
     if not args.no_local_check:
         from atlas_crawl_controller import gait_sequencer as gs
         from atlas_crawl_controller.nodes.gait_sequencer_node import validate_goal
-        mg, reason = validate_goal(args.action, goal, gs.parameter_set().values())
+        from atlas_crawl_controller.cartesian import available
+        mg, reason = validate_goal(args.action, goal, gs.parameter_set().values(), available())
         if mg is None:
             print(f"goal rejected (local check with the sequencer's default parameters): {reason}")
             return 1

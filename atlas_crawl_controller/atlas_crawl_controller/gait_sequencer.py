@@ -87,6 +87,8 @@ class MotionGoal:
     angle_rad: float = 0.0          # != 0: turn until |heading change| >= |angle|
     max_cycles: int = 1
     description: str = ""
+    method: str = "keyframe"        # keyframe | iik | com_modulated (Cartesian phases, thesis §4.2-4.3)
+    direction: int = 1              # +1 forward, -1 backward (Cartesian plan)
 
 
 @dataclass
@@ -130,7 +132,8 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
         r = _bad_enum(val, table, what)
         if r:
             return None, r
-    if CRAWL_METHODS[goal.method] != "keyframe" and not iik_available:
+    method = CRAWL_METHODS[goal.method]
+    if method != "keyframe" and not iik_available:
         return None, (f"method {CRAWL_METHODS[goal.method]} is not available yet: the Cartesian (IIK) gait needs "
                       "atlas_crawl_kinematics.iik; use METHOD_KEYFRAME")
     if not _finite(goal.speed_scale) or not (p["min_speed_scale"] <= goal.speed_scale <= p["max_speed_scale"]):
@@ -150,9 +153,10 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
     return MotionGoal(kind=CRAWL, script=script, loop_mode=CRAWL_LOOP[goal.loop_mode],
                       cycles=int(goal.cycles) if goal.distance_m == 0 else p["max_cycles"],
                       time_scale=1.0 / float(goal.speed_scale), distance_m=float(goal.distance_m),
-                      max_cycles=p["max_cycles"],
+                      max_cycles=p["max_cycles"], method=method, direction=-1 if backward else 1,
                       description=f"crawl {CRAWL_DIRECTIONS[goal.direction]} "
-                                  + (f"{goal.distance_m} m" if goal.distance_m else f"{goal.cycles} cycles")), ""
+                                  + (f"{goal.distance_m} m" if goal.distance_m else f"{goal.cycles} cycles")
+                                  + ("" if method == "keyframe" else f" ({method})")), ""
 
 
 def validate_turn(goal, p: ParamValues):
@@ -199,7 +203,10 @@ class _Step:
     q: np.ndarray
     duration_s: float
     stance: np.ndarray           # (4,) bool: limbs on the ground during the move into and at this key-frame
-    selected: np.ndarray
+    selected: Optional[np.ndarray]
+    last_in_cycle: bool = False
+    targets: Optional[np.ndarray] = None   # Cartesian step: (4, 3) world contact targets
+    com_modulation: bool = False
 
 
 @dataclass
@@ -209,6 +216,7 @@ class _Run:
     t_start: float
     pose0: np.ndarray
     steps_total: int
+    per_cycle: int = 1
     step_idx: int = -1           # index of the step being executed (sent), -1 = none yet
     cycle: int = 0
     kf_index: int = 0
@@ -252,17 +260,34 @@ class GaitSequencer:
         self.params = params
         return None
 
-    def start(self, goal: MotionGoal, t: float, pelvis_pose) -> None:
-        """Begin ``goal`` at sim time ``t``. Raises RuntimeError if busy, ValueError if the script cannot load."""
+    def start(self, goal: MotionGoal, t: float, pelvis_pose, support=None) -> None:
+        """Begin ``goal`` at sim time ``t``. Raises RuntimeError if busy, ValueError if the script cannot load.
+
+        Cartesian goals (method iik / com_modulated) plan from the current support state: ``support`` must carry
+        ``positions`` (4, 3) world contact points and ``com_xy`` (2,).
+        """
         if self._run is not None:
             raise RuntimeError("busy")
-        script = self._load(goal.script)
-        if goal.reverse:
-            script = script.reversed(script.name)
-        steps = self._plan(script, goal, 0)
-        total = len(steps)
-        self._run = _Run(goal=goal, script=script, t_start=float(t), pose0=np.asarray(pelvis_pose, float).copy(),
-                         steps_total=total, steps=steps)
+        pose0 = np.asarray(pelvis_pose, float).copy()
+        if goal.method == "keyframe":
+            script = self._load(goal.script)
+            if goal.reverse:
+                script = script.reversed(script.name)
+            steps = self._plan(script, goal, 0)
+            per_cycle = len(script.keyframes)
+        else:
+            if support is None or getattr(support, "positions", None) is None:
+                raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
+            from .cartesian import cartesian_plan
+            raw = cartesian_plan(support.positions, support.com_xy, heading_from_quat(pose0[3:7]), goal.cycles,
+                                 goal.direction, goal.time_scale)
+            com = goal.method == "com_modulated"
+            steps = [_Step(r["cycle"], r["index"], r["name"], None, r["duration_s"], r["stance"], None,
+                           r["last_in_cycle"], r["targets"], com) for r in raw]
+            script = None
+            per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
+        self._run = _Run(goal=goal, script=script, t_start=float(t), pose0=pose0, steps_total=len(steps),
+                         per_cycle=per_cycle, steps=steps)
 
     def _plan(self, script, goal: MotionGoal, first_cycle: int) -> List[_Step]:
         """Steps of the cycles [first_cycle, goal.cycles) (part loop restarts at part_loop_start after cycle 0)."""
@@ -273,7 +298,7 @@ class GaitSequencer:
             for i in range(start, len(script.keyframes)):
                 kf = script.keyframes[i]
                 out.append(_Step(c, i, kf.name, kf.q.copy(), kf.duration_s * goal.time_scale, kf.stance_mask(),
-                                 kf.selected.copy()))
+                                 kf.selected.copy(), last_in_cycle=i == len(script.keyframes) - 1))
         return out
 
     def request_cancel(self) -> bool:
@@ -331,7 +356,7 @@ class GaitSequencer:
             # reached
             run.seq_sent = None
             run.last_stance = step.stance.copy()
-            if step.index == len(run.script.keyframes) - 1:
+            if step.last_in_cycle:
                 run.cycles_completed = step.cycle + 1
                 done, why = self._goal_met(run, pose)
                 if done:
@@ -357,7 +382,7 @@ class GaitSequencer:
             return out
         if run.cancel:
             if run.cancel_deadline_steps is None:
-                run.cancel_deadline_steps = nxt + len(run.script.keyframes)
+                run.cancel_deadline_steps = nxt + run.per_cycle
             if nxt >= run.cancel_deadline_steps:
                 out.outcome = self._finish("canceled", "canceled; no all-four stance key-frame within one cycle, "
                                                        "holding the current pose", t, pose)
@@ -383,10 +408,15 @@ class GaitSequencer:
         run.cycle, run.kf_index = step.cycle, step.index
         run.seq_sent = self._new_seq()
         run.t_sent = t
-        names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
-        vals = step.q[step.selected]
-        out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
-                                  joint_positions_rad=vals, duration_s=step.duration_s)
+        if step.targets is not None:
+            out.reference = Reference(mode=Mode.CARTESIAN, sequence_id=run.seq_sent, duration_s=step.duration_s,
+                                      contact_targets=step.targets.copy(), stance=step.stance.copy(),
+                                      com_modulation=step.com_modulation)
+        else:
+            names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
+            vals = step.q[step.selected]
+            out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
+                                      joint_positions_rad=vals, duration_s=step.duration_s)
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
 

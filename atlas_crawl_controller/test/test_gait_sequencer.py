@@ -194,3 +194,36 @@ def test_heading_from_quat():
     yaw = 0.7
     q = [0, 0, math.sin(yaw / 2), math.cos(yaw / 2)]
     assert heading_from_quat(q) == pytest.approx(yaw)
+
+
+def test_cartesian_crawl_plan_sends_cartesian_references():
+    pytest.importorskip("atlas_crawl_kinematics.cartesian_gait")
+    p = parameter_set().values()
+    g, why = validate_crawl(crawl_goal(method=2, cycles=1, speed_scale=3.0), p, iik_available=True)
+    assert g is not None and g.method == "com_modulated", why
+    assert validate_crawl(crawl_goal(method=1), p, iik_available=False)[0] is None
+    h = Harness(p)
+
+    def toy_solver(q_seed, pose, targets, stance, com):
+        return q_seed, 2, 0.0, 0.05
+
+    h.core.set_cartesian_solver(toy_solver, lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    out = h.run(20.0)
+    assert out is not None and out.status == "succeeded" and out.cycles_completed == 1, out
+    assert all(r.mode == 2 and np.asarray(r.contact_targets).shape == (4, 3) for r in h.refs)
+    swings = [r for r in h.refs if not all(r.stance)]
+    assert len(swings) == 8 and all(sum(r.stance) == 3 for r in swings)     # 4 limbs x (apex, touchdown)
+    lw = [np.asarray(r.contact_targets)[0] for r in h.refs]
+    assert lw[-1][0] > c0[0, 0] + 0.1                                       # the left wrist stepped forward
+    assert all(r.com_modulation for r in h.refs)
+
+
+def test_cartesian_start_without_support_state_raises():
+    p = parameter_set().values()
+    g, _ = validate_crawl(crawl_goal(method=1), p, iik_available=True)
+    seq = GaitSequencer(p, script_loader=loader)
+    with pytest.raises(ValueError):
+        seq.start(g, 0.0, np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
+    assert not seq.busy

@@ -107,6 +107,8 @@ class GaitSequencerNode(LifecycleNode):
         self._subs = []
         self._timer = None
         self.counters = {"accepted": 0, "rejected": 0, "succeeded": 0, "canceled": 0, "aborted": 0}
+        from ..cartesian import available as cartesian_available
+        self._iik_available = cartesian_available()
         self._cb_actions = ReentrantCallbackGroup()
         self._cb_timer = MutuallyExclusiveCallbackGroup()
         self._pub_rej = self.create_publisher(String, topics.GOAL_REJECTIONS, REJECTIONS_QOS)
@@ -250,7 +252,7 @@ class GaitSequencerNode(LifecycleNode):
         with self._lock:
             if not self._active or self._seq is None:
                 return self._reject(kind, "inactive: the gait_sequencer node is not active")
-            mg, reason = validate_goal(kind, goal, self.params)
+            mg, reason = validate_goal(kind, goal, self.params, self._iik_available)
             if mg is None:
                 return self._reject(kind, reason)
             if self._busy is not None:
@@ -294,7 +296,13 @@ class GaitSequencerNode(LifecycleNode):
                 start_error = "inactive"
             else:
                 try:
-                    self._seq.start(mg, self._now_s(), self._pose_or_zero())
+                    sup = None
+                    if self._support is not None:
+                        sm = self._support
+                        sup = SimpleNamespace(
+                            positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
+                            com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
+                    self._seq.start(mg, self._now_s(), self._pose_or_zero(), sup)
                 except Exception as e:
                     start_error = f"cannot start '{mg.description}': {type(e).__name__}: {e}"
             self._progress_wall = time.monotonic()

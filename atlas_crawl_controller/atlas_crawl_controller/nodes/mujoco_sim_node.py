@@ -80,6 +80,13 @@ class MujocoSimNode(Node):
             physics = {**_unprefixed(self.phys_params, "physics."), **physics}
         self.sim = AtlasSim(params=physics, seed=self.params["seed"])
         self.core = CrawlControllerCore()
+        self._cartesian = None
+        if self.params["controller_cartesian"]:
+            from .. import cartesian
+            if cartesian.available():
+                self._cartesian = cartesian.make_cartesian_solver()
+            else:
+                self.get_logger().warn("atlas_crawl_kinematics IIK not available: Cartesian references rejected")
         self._lock = threading.RLock()
         self._time_offset = 0.0
         self._published_t = 0.0
@@ -139,6 +146,8 @@ class MujocoSimNode(Node):
             self.sim.step(n_settle)
         self._sim_t0 = self.sim.time  # physics time at which the published clock resumes
         self.core.configure(_unprefixed(self.ctrl_params, "controller."))
+        if self._cartesian is not None:
+            self.core.set_cartesian_solver(*self._cartesian)
         if self.params["controller_autostart"]:
             self.core.activate(self.sim.joint_q())
         self.sim.set_joint_targets(self.core.last_command() if self.core.active else self.sim.joint_q())
