@@ -1,0 +1,584 @@
+"""Cartesian crawl tracked by the IIK in MuJoCo physics (issue 4 §3/§4; thesis §4.2.3, §4.3).
+
+    python -m atlas_crawl_mujoco.iik_crawl --cycles 10 [--com-modulation] [--stance planned|sensed|velocity] \
+        [--root floating|l_wrist_contact|r_wrist_contact|l_knee_contact|r_knee_contact] [--unfriendly 0.25] \
+        --out reports/iik_crawl
+
+Loop (physics 1 kHz): every ``1/solve_hz`` s (default 50 Hz, thesis Table 4.4: ≥ 50 Hz) the IIK re-solves from the
+**sensed** joint angles and the **measured** pelvis pose (floating form) for the gait targets one solve period
+ahead; the joint command is linearly interpolated between solves at the 1 kHz servo rate, plus a slow integral of
+the joint tracking error (the position servos sag under load; ``--sag-ki``).
+
+Stance contacts are held at their planned world positions, the swing contact follows the parabolic arc, the CoM
+target is the gait's planned one (``--com-modulation`` off: tracked as given, the IIK's built-in CoM task) or the
+margin-respecting point of the support polygon of the stance set (``--com-modulation``, :mod:`com_modulation`).
+
+Writes ``<out>/logs/trial_00.npz`` (the 100 Hz log contract), the atlas_crawl_eval report (``report.md`` with
+velocity/drift/turn/slip/margins beside the thesis), ``iik_stats.json`` (solve rate, iterations, IIK error,
+tracking error, stance slip, per-tripod-phase margins) and ``support_stances.png`` (Fig 4.23 style).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from atlas_crawl_kinematics.cartesian_gait import CartesianGait, GaitParams, LIMB_NAMES
+from atlas_crawl_kinematics.com_modulation import ROOT_CHOICES, CoMModulatedIIK
+from atlas_crawl_kinematics.iik import IIKParams
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics.stance import STANCE_SOURCES, StanceSource
+from atlas_crawl_kinematics.support import stability_margin, support_polygon
+
+from .logger import Logger
+from .sim import AtlasSim
+
+SEED_JOINTS = {"l_leg_lhy": -1.5, "r_leg_lhy": -1.5, "l_leg_kny": 2.0, "r_leg_kny": 2.0, "l_leg_uay": 0.6,
+               "r_leg_uay": 0.6, "l_arm_usy": -1.3, "r_arm_usy": -1.3, "l_arm_shx": -0.5, "r_arm_shx": 0.5,
+               "l_arm_elx": 0.6, "r_arm_elx": -0.6, "neck_ay": -0.6}
+SEED_PITCH_RAD = 1.25
+#: nominal four-point stance (contacts relative to the knee midpoint, heading +x): wide knees so every tripod
+#: has room for a 0.04 m margin (the settled probe stance has the knees only 0.18 m apart)
+NOMINAL = np.array([[0.62, 0.36], [0.62, -0.36], [0.0, 0.22], [0.0, -0.22]])
+
+_MODEL = None
+
+
+def robot_model() -> RobotModel:
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = RobotModel.from_urdf_string(atlas_urdf_string("mujoco"))
+    return _MODEL
+
+
+def quat_to_R(qwxyz) -> np.ndarray:
+    w, x, y, z = qwxyz
+    return Rotation.from_quat([x, y, z, w]).as_matrix()
+
+
+def R_to_quat(R) -> np.ndarray:
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    return np.array([w, x, y, z])
+
+
+def sensed_base(sim: AtlasSim):
+    p, qu = sim.pelvis_pose()
+    return p, quat_to_R(qu)
+
+
+def _seed_q(model: RobotModel) -> np.ndarray:
+    q = np.zeros(model.n_joints)
+    for n, v in SEED_JOINTS.items():
+        q[model.joint_index(n)] = v
+    return model.clip_to_limits(q)
+
+
+def start_stance(sim: AtlasSim, model: RobotModel, nominal=NOMINAL, settle_s: float = 1.5):
+    """Put the robot on hands and knees in the nominal stance: settle the probe stance in physics, solve the
+    floating IIK for the nominal contact pattern (CoM over the four-point centroid), reset there and settle.
+    Returns the home posture (joint angles of the settled nominal stance)."""
+    sim.fall_check = "none"
+    sim.reset(_seed_q(model), base_quat_wxyz=(math.cos(SEED_PITCH_RAD / 2), 0, math.sin(SEED_PITCH_RAD / 2), 0))
+    sim.step(1000)
+    q0 = sim.joint_q()
+    bp, bR = sensed_base(sim)
+    c = sim.contact_site_pos()
+    knee_mid = c[2:4, :2].mean(axis=0)
+    tg = c.copy()
+    tg[:, :2] = knee_mid + nominal
+    ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=200), home_q=q0, margin_m=0.0)
+    r = ctl.solve(q0, bp, bR, tg, np.ones(4, bool), com_desired_xy=tg[:, :2].mean(axis=0) + [0.02, 0.0],
+                  modulate=False)
+    bp1, bR1 = r.iik.base_pos, r.iik.base_rot
+    sim.reset(r.q, base_quat_wxyz=R_to_quat(bR1), base_xy=bp1[:2])
+    sim.step(int(settle_s / sim.dt))
+    return sim.joint_q(), r
+
+
+@dataclass
+class TrackConfig:
+    solve_hz: float = 50.0
+    com_modulation: bool = False
+    stance: str = "planned"
+    root: str = "floating"
+    margin_m: float = 0.04
+    sag_ki: float = 2.0  #: 1/s, integral gain on (interpolated command − sensed joints); 0 disables
+    sag_limit_rad: float = 0.15
+    stance_weight: float = 10.0
+    swing_weight: float = 1.0
+    pelvis_weight: float = 0.3
+    com_weight: float = 10.0
+    rest_s: float = 2.5  #: logged rest before and after the gait (cycle_index −1, eval harness convention)
+    hold: str = "planned"  #: stance contact targets: "planned" world point or "touchdown" (sensed at touchdown)
+    #: frames whose world orientation is held at the start value (yawed with the gait heading): the shins stay
+    #: parallel to the floor so the feet/toes do not touch it (the IIK knows nothing of the feet), the pelvis keeps
+    #: its pitch/roll
+    hold_orientation: tuple = ("l_lleg", "r_lleg", "pelvis")
+
+
+@dataclass
+class TrackStats:
+    solves: int = 0
+    solve_time_s: list = field(default_factory=list)
+    iterations: list = field(default_factory=list)
+    iik_error_m: list = field(default_factory=list)
+    track_err_m: list = field(default_factory=list)  #: (n, 4) |sensed contact − target| per limb at solve ticks
+    stance_mask: list = field(default_factory=list)
+    planned_margin_m: list = field(default_factory=list)
+    com_target_xy: list = field(default_factory=list)
+    com_xy: list = field(default_factory=list)
+    support_sets: list = field(default_factory=list)  #: (t, planned (4,), used (4,), touch (4,))
+    roots_used: dict = field(default_factory=dict)
+
+
+def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait_name="iik_crawl", seed=0,
+          quiet=False, video=None):
+    """Run ``plan`` (object with ``sample(t)``, ``duration_s``, ``trajectory(dt)``) in physics. Returns
+    (log arrays dict, TrackStats, summary dict)."""
+    if cfg.stance not in STANCE_SOURCES:
+        raise ValueError(f"stance must be one of {STANCE_SOURCES}")
+    if cfg.root not in ROOT_CHOICES:
+        raise ValueError(f"root must be one of {ROOT_CHOICES}")
+    ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=30), home_q=home_q,
+                          stance_weight=cfg.stance_weight, swing_weight=cfg.swing_weight,
+                          pelvis_weight=cfg.pelvis_weight, com_weight=cfg.com_weight, margin_m=cfg.margin_m)
+    traj = None
+    if cfg.stance == "velocity":
+        _ts, traj, _st = plan.trajectory(0.01)
+    stance_src = StanceSource(cfg.stance, traj=traj, dt_s=0.01)
+    logger = Logger(sim.params["log_rate_hz"])
+    rec = None
+    if video:
+        from .render import VideoRecorder
+        rec = VideoRecorder(sim, video)
+    st = TrackStats()
+    sim.fall_check = "crawl"
+    dt = sim.dt
+    n_per_solve = max(1, int(round(1.0 / (cfg.solve_hz * dt))))
+    T_solve = n_per_solve * dt
+    q_cmd_prev = sim.joint_targets()
+    q_cmd_next = q_cmd_prev.copy()
+    integ = np.zeros(28)
+    logger.start(sim.time)
+    t_rest0 = sim.time
+    # rest before (logged)
+    while sim.time - t_rest0 < cfg.rest_s - 1e-9:
+        sim.step(1)
+        logger.maybe_sample(sim, np.ones(4, bool), -1, -1)
+        if rec:
+            rec.maybe_capture()
+    t0 = sim.time
+    T = plan.duration_s
+    fell, fall_t, reason = False, math.nan, ""
+    k = 0
+    touchdown = None
+    cur = plan.sample(0.0)
+    k0 = model.forward(sim.joint_q())
+    _bp0, bR0 = sensed_base(sim)
+    R0 = {f: bR0 @ k0.rotation(f) for f in cfg.hold_orientation}
+    head0 = cur.heading_rad
+    while True:
+        tg = sim.time - t0
+        if tg > T + 1e-9:
+            break
+        if k % n_per_solve == 0:
+            q_s = sim.joint_q()
+            bp, bR = sensed_base(sim)
+            nxt = plan.sample(min(T, tg + T_solve))
+            cur = plan.sample(tg)
+            touch, force = sim.limb_contacts()
+            used = stance_src(tg, nxt.stance, touch, force)
+            sites = sim.contact_site_pos()
+            targets = nxt.targets.copy()
+            if cfg.hold == "touchdown":
+                if touchdown is None:
+                    touchdown = sites.copy()
+                for i in range(4):
+                    if not cur.stance[i]:
+                        touchdown[i] = np.nan
+                    elif np.isnan(touchdown[i, 0]):
+                        touchdown[i] = sites[i]
+                    if nxt.stance[i] and not np.isnan(touchdown[i, 0]):
+                        targets[i, :2] = touchdown[i, :2]
+            pelvis_t = getattr(nxt, "pelvis_target", None)
+            com_des = getattr(nxt, "com_xy", None)
+            # support polygon of the stance set: sensed positions of the limbs in the set
+            sup = sites.copy()
+            t_solve = time.perf_counter()
+            dz = nxt.heading_rad - head0
+            Rz = np.array([[math.cos(dz), -math.sin(dz), 0], [math.sin(dz), math.cos(dz), 0], [0, 0, 1]])
+            ori = {f: Rz @ R for f, R in R0.items()} or None
+            res = ctl.solve(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
+                            root=cfg.root, modulate=cfg.com_modulation, support_xy=sup, orientations=ori)
+            st.solve_time_s.append(time.perf_counter() - t_solve)
+            st.solves += 1
+            st.iterations.append(res.iik.iterations)
+            st.iik_error_m.append(res.iik.error_m)
+            st.track_err_m.append(np.linalg.norm(sites - cur.targets, axis=1))
+            st.stance_mask.append(cur.stance.copy())
+            st.planned_margin_m.append(res.planned_margin_m)
+            st.com_target_xy.append(np.full(2, np.nan) if res.com_target_xy is None else res.com_target_xy)
+            st.com_xy.append(sim.com()[:2])
+            st.support_sets.append((tg, nxt.stance.copy(), used.copy(), touch.copy()))
+            st.roots_used[res.root_used] = st.roots_used.get(res.root_used, 0) + 1
+            q_cmd_prev = q_cmd_next
+            q_cmd_next = res.q
+            s_in = 0
+        # interpolate the command between solves (1 kHz servo)
+        s_in += 1
+        a = min(1.0, s_in / n_per_solve)
+        q_des = (1 - a) * q_cmd_prev + a * q_cmd_next
+        if cfg.sag_ki > 0:
+            integ = np.clip(integ + cfg.sag_ki * dt * (q_des - sim.joint_q()), -cfg.sag_limit_rad, cfg.sag_limit_rad)
+        sim.set_joint_targets(q_des + integ)
+        sim.step(1)
+        k += 1
+        s = plan.sample(sim.time - t0)
+        logger.maybe_sample(sim, s.stance, max(s.cycle, 0) if s.cycle >= 0 else -1, s.phase)
+        if rec:
+            rec.maybe_capture()
+        if k % 10 == 0:
+            f, why = sim.fallen()
+            if f:
+                fell, fall_t, reason = True, sim.time, why
+                if not quiet:
+                    print(f"FALL at t={sim.time:.2f}s: {why}", file=sys.stderr)
+                break
+    # rest after (logged), holding the last command
+    t1 = sim.time
+    while not fell and sim.time - t1 < cfg.rest_s - 1e-9:
+        sim.step(1)
+        logger.maybe_sample(sim, np.ones(4, bool), -1, -1)
+        if rec:
+            rec.maybe_capture()
+    meta = dict(gait=gait_name, loop_mode="full", cycles=getattr(plan, "cycles", 1), seed=seed, fell=fell,
+                fall_time_s=fall_t)
+    arr = logger.arrays(meta)
+    summary = dict(fell=fell, fall_time_s=fall_t, fall_reason=reason, gait_time_s=min(T, t1 - t0))
+    if rec:
+        summary["video"] = rec.close()
+    return arr, st, summary
+
+
+# ---------------------------------------------------------------------------------------------- analysis
+def tripod_phase_margins(arr) -> list[dict]:
+    """Per tripod phase (contiguous samples with exactly 3 planned stance limbs): min signed margin of the measured
+    CoM to the triangle of the *measured* positions of the planned stance contacts, and whether they stayed in touch."""
+    ps = arr["planned_stance"]
+    tri = ps.sum(axis=1) == 3
+    out = []
+    i = 0
+    n = len(tri)
+    while i < n:
+        if not tri[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and tri[j] and np.array_equal(ps[j], ps[i]):
+            j += 1
+        mg = []
+        for k in range(i, j):
+            pts = arr["contact_pos_m"][k][ps[k], :2]
+            try:
+                mg.append(stability_margin(arr["com_pos_m"][k][:2], support_polygon(pts)))
+            except Exception:  # noqa: BLE001 - degenerate polygon
+                mg.append(-np.inf)
+        swing = LIMB_NAMES[int(np.flatnonzero(~ps[i])[0])]
+        lost = float(np.mean(np.any(ps[i:j] & ~arr["contact_in_touch"][i:j], axis=1)))
+        out.append(dict(t0=float(arr["time_s"][i]), t1=float(arr["time_s"][j - 1]), swing=swing,
+                        cycle=int(arr["cycle_index"][i]), min_margin_m=float(np.min(mg)),
+                        stance_lost_fraction=lost))
+        i = j
+    return out
+
+
+def stance_slip_mm(arr) -> dict:
+    """Slip of stance contacts: per limb and per interval of continuous planned stance AND touch (≥ 0.1 s), the
+    horizontal displacement start → end and the max excursion from the start point (mm)."""
+    ps = arr["planned_stance"] & arr["contact_in_touch"]
+    cyc = arr["cycle_index"]
+    d_end, d_exc = [], []
+    for l in range(4):
+        m = ps[:, l] & (cyc >= 0)
+        i = 0
+        while i < len(m):
+            if not m[i]:
+                i += 1
+                continue
+            j = i
+            while j < len(m) and m[j]:
+                j += 1
+            if j - i >= 10:
+                p = arr["contact_pos_m"][i:j, l, :2]
+                d_end.append(np.linalg.norm(p[-1] - p[0]))
+                d_exc.append(np.linalg.norm(p - p[0], axis=1).max())
+            i = j
+    if not d_end:
+        return dict(mean_mm=float("nan"), max_mm=float("nan"), max_excursion_mm=float("nan"), n=0)
+    return dict(mean_mm=1e3 * float(np.mean(d_end)), max_mm=1e3 * float(np.max(d_end)),
+                max_excursion_mm=1e3 * float(np.max(d_exc)), n=len(d_end))
+
+
+def eval_metrics(arr, behaviour="crawl_forward") -> dict:
+    from atlas_crawl_eval import metrics
+    lg = _trial_log(arr)
+    try:
+        return metrics.trial_metrics(lg, behaviour)
+    except metrics.MetricError as e:
+        return {"error": str(e)}
+
+
+def _trial_log(arr):
+    import tempfile
+    from atlas_crawl_eval.trial_log import TrialLog
+    with tempfile.NamedTemporaryFile(suffix=".npz", delete=False) as f:
+        np.savez(f.name, **arr)
+        return TrialLog.load(f.name)
+
+
+def stats_summary(st: TrackStats, arr, sim_dt=0.001) -> dict:
+    te = np.array(st.track_err_m) if st.track_err_m else np.zeros((0, 4))
+    sm = np.array(st.stance_mask) if st.stance_mask else np.zeros((0, 4), bool)
+    ph = tripod_phase_margins(arr)
+    pm = np.array([p for p in st.planned_margin_m if np.isfinite(p)])
+    return dict(
+        solves=st.solves,
+        solve_rate_hz_sim=None,
+        solve_time_ms_median=1e3 * float(np.median(st.solve_time_s)) if st.solve_time_s else float("nan"),
+        solve_time_ms_p99=1e3 * float(np.percentile(st.solve_time_s, 99)) if st.solve_time_s else float("nan"),
+        iterations_median=float(np.median(st.iterations)) if st.iterations else float("nan"),
+        iik_error_mm_median=1e3 * float(np.median(st.iik_error_m)) if st.iik_error_m else float("nan"),
+        iik_error_mm_p95=1e3 * float(np.percentile(st.iik_error_m, 95)) if st.iik_error_m else float("nan"),
+        track_err_stance_mm_median=1e3 * float(np.median(te[sm])) if sm.any() else float("nan"),
+        track_err_swing_mm_median=1e3 * float(np.median(te[~sm])) if (~sm).any() else float("nan"),
+        track_err_swing_mm_p95=1e3 * float(np.percentile(te[~sm], 95)) if (~sm).any() else float("nan"),
+        slip=stance_slip_mm(arr),
+        tripod_phases=len(ph),
+        tripod_min_margin_m=min((p["min_margin_m"] for p in ph), default=float("nan")),
+        tripod_phases_margin_ge_0_02=sum(p["min_margin_m"] >= 0.02 for p in ph),
+        tripod_phases_margin_gt_0=sum(p["min_margin_m"] > 0 for p in ph),
+        planned_com_target_margin_min_m=float(pm.min()) if len(pm) else float("nan"),
+        roots_used=st.roots_used,
+        phases=ph,
+    )
+
+
+def stance_agreement(st: TrackStats) -> dict:
+    """How often the planned (desired) stance set and the sensed contacts agree, per limb (thesis §5.4)."""
+    if not st.support_sets:
+        return {}
+    P = np.array([s[1] for s in st.support_sets])
+    U = np.array([s[2] for s in st.support_sets])
+    Tt = np.array([s[3] for s in st.support_sets])
+    return dict(planned_vs_sensed_agree=float(np.mean(P == Tt)),
+                planned_stance_not_touching=float(np.mean(P & ~Tt)),
+                planned_swing_touching=float(np.mean(~P & Tt)),
+                used_vs_planned_agree=float(np.mean(U == P)),
+                per_limb_agree={LIMB_NAMES[i]: float(np.mean(P[:, i] == Tt[:, i])) for i in range(4)})
+
+
+def plot_support_stances(arr, st: TrackStats, path, title="", n_phases=4):
+    """Fig 4.23 style: for a few tripod phases, the desired support triangle (planned contact targets, ●) and the
+    actual one (measured contacts in touch, ■), the CoM target (×) and the measured CoM (★), spatial-ish frame
+    (world axes, translated to the stance centroid)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ph = tripod_phase_margins(arr)
+    if not ph:
+        return None
+    # choose the first n_phases phases of the 2nd cycle if available
+    sel = [p for p in ph if p["cycle"] == 1][:n_phases] or ph[:n_phases]
+    fig, axs = plt.subplots(1, len(sel), figsize=(4.2 * len(sel), 4.2), squeeze=False)
+    t = arr["time_s"]
+    ts = np.array([s[0] for s in st.support_sets]) if st.support_sets else np.zeros(0)
+    for ax, p in zip(axs[0], sel):
+        i = int(np.searchsorted(t, 0.5 * (p["t0"] + p["t1"])))
+        ps = arr["planned_stance"][i]
+        c = arr["contact_pos_m"][i]
+        touch = arr["contact_in_touch"][i]
+        origin = c[ps, :2].mean(axis=0)
+        tri_d = c[ps, :2] - origin
+        des = getattr(st, "desired_xy", None)
+        if des is not None:
+            j = int(np.clip(np.searchsorted(t, t[i]) , 0, len(des) - 1))
+            tri_d = des[j][ps, :2] - origin
+        poly = support_polygon(tri_d)
+        ax.fill(*np.vstack([poly, poly[:1]]).T, alpha=0.15, color="tab:blue")
+        ax.plot(*np.vstack([poly, poly[:1]]).T, "o-", color="tab:blue", label="desired support (●)")
+        act = c[ps & touch, :2] - origin
+        if len(act) >= 3:
+            pa = support_polygon(act)
+            ax.plot(*np.vstack([pa, pa[:1]]).T, "s--", color="tab:orange", label="actual support (■, in touch)")
+        elif len(act):
+            ax.plot(act[:, 0], act[:, 1], "s", color="tab:orange", label="actual (■, <3 in touch)")
+        sw = c[~ps, :2] - origin
+        ax.plot(sw[:, 0], sw[:, 1], "^", color="grey", label="swing limb")
+        com = arr["com_pos_m"][i][:2] - origin
+        ax.plot(com[0], com[1], "*", ms=14, color="tab:red", label="CoM (measured)")
+        if len(ts):
+            k = int(np.clip(np.searchsorted(ts, t[i] - t[0]), 0, len(ts) - 1))
+        ct = None
+        if st.com_target_xy:
+            kk = min(range(len(st.support_sets)), key=lambda q: abs(st.support_sets[q][0] - (p["t0"] + p["t1"]) / 2
+                                                                     + (t[0] if False else 0)))
+            ct = st.com_target_xy[kk]
+        ax.set_title(f"cycle {p['cycle']}, {p['swing']} swings\nmin margin {p['min_margin_m']*100:+.1f} cm")
+        ax.set_aspect("equal")
+        ax.grid(alpha=0.3)
+        ax.set_xlabel("x (m, from stance centroid)")
+    axs[0][0].set_ylabel("y (m)")
+    axs[0][0].legend(fontsize=7, loc="lower left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def print_table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
+    head = "| " + " | ".join(c[1] for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
+    body = ""
+    for r in rows:
+        vals = []
+        for key, _lab, fmt in cols:
+            v = r.get(key, "")
+            try:
+                vals.append(fmt.format(v))
+            except (ValueError, TypeError):
+                vals.append(str(v))
+        body += "| " + " | ".join(vals) + " |\n"
+    return head + body
+
+
+CRAWL_COLS = [("label", "run", "{}"), ("velocity_m_s", "velocity m/s", "{:.4f}"),
+              ("distance_per_gait_m", "dist/gait m", "{:.4f}"), ("drift_per_gait_m", "drift/gait m", "{:.4f}"),
+              ("turn_per_gait_deg", "turn/gait deg", "{:+.2f}"), ("fell", "fell", "{}"),
+              ("tripod_min_margin_m", "min tripod margin m", "{:+.4f}"),
+              ("phases_ok", "tripod phases ≥0.02 m", "{}"), ("slip_mean_mm", "slip mean mm", "{:.1f}"),
+              ("slip_max_mm", "slip max mm", "{:.1f}"), ("solve_ms", "solve ms (median)", "{:.2f}"),
+              ("iik_err_mm", "IIK err mm (median)", "{:.2f}"), ("swing_track_mm", "swing track err mm", "{:.1f}"),
+              ("stance_track_mm", "stance track err mm", "{:.1f}")]
+
+
+def row_from(label, arr, st, summ) -> dict:
+    em = eval_metrics(arr)
+    ss = stats_summary(st, arr)
+    return dict(label=label, velocity_m_s=em.get("velocity_m_s", float("nan")),
+                distance_per_gait_m=em.get("distance_per_gait_m", float("nan")),
+                drift_per_gait_m=em.get("drift_per_gait_m", float("nan")),
+                turn_per_gait_deg=em.get("turn_per_gait_deg", float("nan")), fell=bool(summ["fell"]),
+                tripod_min_margin_m=ss["tripod_min_margin_m"],
+                phases_ok=f"{ss['tripod_phases_margin_ge_0_02']}/{ss['tripod_phases']}",
+                slip_mean_mm=ss["slip"]["mean_mm"], slip_max_mm=ss["slip"]["max_mm"],
+                solve_ms=ss["solve_time_ms_median"], iik_err_mm=ss["iik_error_mm_median"],
+                swing_track_mm=ss["track_err_swing_mm_median"], stance_track_mm=ss["track_err_stance_mm_median"],
+                eval=em, stats=ss, summary=summ)
+
+
+def gait_params_from_args(a) -> GaitParams:
+    return GaitParams(stride_m=a.stride, lift_hand_m=a.lift_hand, lift_knee_m=a.lift_knee, t_shift_s=a.t_shift,
+                      t_swing_s=a.t_swing, direction=-1 if a.backward else 1, turn_rad_per_cycle=math.radians(a.turn_deg),
+                      margin_m=a.plan_margin, com_forward_bias_m=a.unfriendly)
+
+
+def run_one(a, label=None, quiet=False, video=None):
+    model = robot_model()
+    sim = AtlasSim(seed=a.seed)
+    home, _ = start_stance(sim, model)
+    c0 = sim.contact_site_pos()
+    plan = CartesianGait(c0, sim.com()[:2], 0.0, gait_params_from_args(a), cycles=a.cycles)
+    cfg = TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
+                      margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold)
+    t = time.perf_counter()
+    arr, st, summ = track(sim, model, plan, cfg, home, gait_name="iik_crawl", seed=a.seed, quiet=quiet, video=video)
+    summ["wall_s"] = time.perf_counter() - t
+    summ["solve_rate_hz"] = a.solve_hz
+    label = label or (f"{'mod' if a.com_modulation else 'plain'} stance={a.stance} root={a.root}"
+                      + (f" unfriendly={a.unfriendly}" if a.unfriendly else ""))
+    return arr, st, summ, row_from(label, arr, st, summ)
+
+
+def add_gait_args(ap):
+    ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--stride", type=float, default=0.30, help="m per cycle")
+    ap.add_argument("--lift-hand", type=float, default=0.08)
+    ap.add_argument("--lift-knee", type=float, default=0.05)
+    ap.add_argument("--t-shift", type=float, default=0.35, help="s, CoM shift before each lift")
+    ap.add_argument("--t-swing", type=float, default=0.35, help="s, swing")
+    ap.add_argument("--backward", action="store_true")
+    ap.add_argument("--turn-deg", type=float, default=0.0, help="yaw of the contact pattern per cycle, deg")
+    ap.add_argument("--plan-margin", type=float, default=0.04, help="planned CoM margin in each tripod, m")
+    ap.add_argument("--unfriendly", type=float, default=0.0,
+                    help="CoM-unfriendly plan: CoM target rides this far (m) ahead of the contact centroid, no "
+                         "margin logic (the thesis' failure mode, Fig 4.23)")
+
+
+def add_track_args(ap):
+    ap.add_argument("--com-modulation", action="store_true")
+    ap.add_argument("--stance", choices=STANCE_SOURCES, default="planned")
+    ap.add_argument("--root", choices=ROOT_CHOICES, default="floating")
+    ap.add_argument("--margin", type=float, default=0.04, help="CoM modulation margin, m")
+    ap.add_argument("--solve-hz", type=float, default=50.0)
+    ap.add_argument("--sag-ki", type=float, default=2.0)
+    ap.add_argument("--hold", choices=["planned", "touchdown"], default="planned")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--video", action="store_true")
+
+
+def write_outputs(out: Path, arr, st, summ, row, title, behaviour="crawl_forward", command=None):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    np.savez(out / "logs" / "trial_00.npz", **arr)
+    try:
+        from atlas_crawl_eval.report import write_report
+        write_report([str(out / "logs" / "trial_00.npz")], behaviour, out, command=command)
+    except Exception as e:  # noqa: BLE001
+        print(f"eval report failed: {e}", file=sys.stderr)
+    plot_support_stances(arr, st, out / "support_stances.png", title)
+    js = dict(row={k: v for k, v in row.items() if k not in ("eval", "stats", "summary")}, eval=row["eval"],
+              stats=row["stats"], summary=summ, stance_agreement=stance_agreement(st), command=command)
+    (out / "iik_stats.json").write_text(json.dumps(js, indent=1, default=_json))
+
+
+def _json(o):
+    if isinstance(o, (np.floating, np.integer, np.bool_)):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_gait_args(ap)
+    add_track_args(ap)
+    ap.add_argument("--out", default="reports/iik_crawl")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    cmd = "python -m atlas_crawl_mujoco.iik_crawl " + " ".join(argv if argv is not None else sys.argv[1:])
+    arr, st, summ, row = run_one(a, video=str(out / "video.mp4") if a.video else None)
+    write_outputs(out, arr, st, summ, row, row["label"], command=cmd)
+    print(print_table([row], CRAWL_COLS))
+    ss = row["stats"]
+    print(f"solves {ss['solves']} at {a.solve_hz:g} Hz (sim time), solve {ss['solve_time_ms_median']:.2f} ms median /"
+          f" {ss['solve_time_ms_p99']:.2f} ms p99, {ss['iterations_median']:.0f} iterations median; "
+          f"swing tracking p95 {ss['track_err_swing_mm_p95']:.1f} mm; slip max excursion "
+          f"{ss['slip']['max_excursion_mm']:.1f} mm; wall {summ['wall_s']:.1f} s; "
+          f"thesis IIK crawl: 0.0314 m/s, drift 0.093 m/gait, turn 13.3 deg/gait; targets >= 0.20 m/s, "
+          f"<= 0.02 m, <= 1 deg")
+    print(f"report: {out / 'report.md'}  stats: {out / 'iik_stats.json'}  plot: {out / 'support_stances.png'}")
+    return 1 if summ["fell"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
