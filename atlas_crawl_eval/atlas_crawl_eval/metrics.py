@@ -371,24 +371,32 @@ def slip_metrics(log: TrialLog, min_duration_s: float = 0.1) -> SlipMetrics:
 
 
 # ------------------------------------------------------------------------------------------------ stability
-def margin_series(log: TrialLog, polygon: str = "planned") -> np.ndarray:
-    """Signed static stability margin (m) of the RAW CoM projection at every sample (positive inside), thesis §4.1
-    support-polygon check / DESIGN.md §6. polygon="planned": hull of the contacts that are planned stance AND in
-    touch; "ground": hull of the ground-truth floor contact points (``ground_points_m``, NaN padding dropped).
-    NaN where there is no support point at all. The margin is translation/yaw invariant, so the world horizontal
-    plane gives the same number as the spatial frame."""
-    out = np.full(log.n, np.nan)
+def margin_series(log: TrialLog, polygon: str = "planned", idx=None) -> np.ndarray:
+    """Signed static stability margin (m) of the RAW CoM projection (positive inside), thesis §4.1 support-polygon
+    check / DESIGN.md §6, at the samples ``idx`` (default all; others are NaN). polygon="planned": hull of the
+    contacts that are planned stance AND in touch; "ground": hull of the ground-truth floor contact points
+    (``ground_points_m``, NaN padding dropped). NaN where there is no support point at all. The margin is
+    translation/yaw invariant, so the world horizontal plane gives the same number as the spatial frame.
+    Results are cached on the log object (the hull per sample is the expensive part)."""
+    if polygon not in ("planned", "ground"):
+        raise ValueError(f"polygon must be planned|ground, got {polygon!r}")
+    cache = log.__dict__.setdefault("_margin_cache", {})
+    if polygon not in cache:
+        cache[polygon] = (np.full(log.n, np.nan), np.zeros(log.n, dtype=bool))
+    vals, done = cache[polygon]
+    want = np.arange(log.n) if idx is None else np.asarray(idx, dtype=int)
     com = log.com_pos_m[:, :2]
-    for i in range(log.n):
+    for i in want[~done[want]]:
         if polygon == "planned":
             pts = log.contact_pos_m[i, log.planned_stance[i] & log.contact_in_touch[i], :2]
-        elif polygon == "ground":
+        else:
             g = log.ground_points_m[i]
             pts = g[np.all(np.isfinite(g), axis=1), :2]
-        else:
-            raise ValueError(f"polygon must be planned|ground, got {polygon!r}")
         if len(pts):
-            out[i] = _support.stability_margin(com[i], _support.support_polygon(pts))
+            vals[i] = _support.stability_margin(com[i], _support.support_polygon(pts))
+        done[i] = True
+    out = np.full(log.n, np.nan)
+    out[want] = vals[want]
     return out
 
 
@@ -412,13 +420,13 @@ def stability_metrics(log: TrialLog) -> StabilityMetrics:
     nan = float("nan")
     if tri.size == 0:
         return StabilityMetrics(nan, nan, nan, nan, 0, nan, 0, {})
-    sub = _subset(log, tri)
-    mp = margin_series(sub, "planned")
-    mg = margin_series(sub, "ground")
-    full = np.all(sub.contact_in_touch | ~sub.planned_stance, axis=1)
+    mp = margin_series(log, "planned", tri)[tri]
+    mg = margin_series(log, "ground", tri)[tri]
+    full = np.all(log.contact_in_touch[tri] | ~log.planned_stance[tri], axis=1)
+    kf = log.keyframe_index[tri]
     per_kf = {}
-    for k in np.unique(sub.keyframe_index):
-        v = mp[sub.keyframe_index == k]
+    for k in np.unique(kf):
+        v = mp[kf == k]
         v = v[np.isfinite(v)]
         if v.size:
             per_kf[int(k)] = float(v.min())
@@ -434,17 +442,6 @@ def stability_metrics(log: TrialLog) -> StabilityMetrics:
         unsupported_samples=int(np.sum(~np.isfinite(mp))),
         per_keyframe_min_m=per_kf,
     )
-
-
-def _subset(log: TrialLog, idx) -> TrialLog:
-    """A view of selected samples (time must stay increasing; idx sorted)."""
-    from dataclasses import fields as _f
-
-    kw = {}
-    for f in _f(log):
-        v = getattr(log, f.name)
-        kw[f.name] = v[idx] if isinstance(v, np.ndarray) else v
-    return TrialLog(**kw)
 
 
 # ------------------------------------------------------------------------------------------------ rolling
@@ -483,5 +480,6 @@ def trial_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z
         st = stability_metrics(log)
         out.update({"margin_min_m": st.min_m, "margin_mean_m": st.mean_m, "ground_margin_min_m": st.ground_min_m,
                     "ground_margin_mean_m": st.ground_mean_m, "tripod_samples": float(st.n_tripod_samples),
-                    "tripod_in_touch_fraction": st.tripod_in_touch_fraction})
+                    "tripod_in_touch_fraction": st.tripod_in_touch_fraction,
+                    "margin_min_per_keyframe_m": st.per_keyframe_min_m})
     return out

@@ -260,6 +260,16 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
     if any(e and e > 0 for e in edge):
         md.append(f"\n**Warning**: {sum(1 for e in edge if e)} trial(s) evaluate the smoothed signals within 200 "
                   "samples of a log end (edge-padded smoothing; the backend should log ≥ 2 s of rest around the gait).\n")
+    per_kf = {}
+    for t in trials:
+        for k, v in (t.get("margin_min_per_keyframe_m") or {}).items():
+            per_kf.setdefault(int(k), []).append(v)
+    if per_kf:
+        md.append("\n## Static margin per key-frame (tripod samples; min over samples, then min / mean over trials)\n\n"
+                  "| key-frame | min [m] | mean of trial minima [m] | ≥ 0.03 m |\n|---|---|---|---|\n")
+        for k in sorted(per_kf):
+            v = np.asarray(per_kf[k], dtype=float)
+            md.append(f"| {k} | {v.min():+.4f} | {v.mean():+.4f} | {'yes' if v.min() >= 0.03 else 'no'} |\n")
     md.append("\n## Per-trial values\n")
     keys = [r["key"] for r in rows]
     md.append("| seed | " + " | ".join(keys) + " |\n|" + "---|" * (len(keys) + 1) + "\n")

@@ -18,8 +18,14 @@ def _crawl_logs(tmp_path, n=3):
 
 
 def _table_rows(md):
-    lines = md.split("## Per-trial")[0].splitlines()
-    rows = [ln for ln in lines if ln.startswith("| ") and not ln.startswith("| Metric")]
+    """Rows of the main table (from its '| Metric' header to the first non-table line)."""
+    lines = md.splitlines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("| Metric"))
+    rows = []
+    for ln in lines[i + 2:]:
+        if not ln.startswith("| "):
+            break
+        rows.append(ln)
     return [[c.strip() for c in ln.strip("|").split("|")] for ln in rows]
 
 
@@ -49,6 +55,7 @@ def test_crawl_report_table(tmp_path):
     assert by["Falls (fraction of trials)"][6] == "met"
     assert "pytest" in md and "seeds [10, 11, 12]" in md and "git " in md
     assert "[video.mp4](video.mp4)" in md
+    assert "## Static margin per key-frame" in md and "| 0 | " in md
     j = json.loads((tmp_path / "rep" / "metrics.json").read_text())
     assert len(j["trials"]) == 3 and j["provenance"]["n_trials"] == 3
 
@@ -62,13 +69,13 @@ def test_part_loop_and_backward_use_their_tables(tmp_path):
 
 
 def test_turn_report_with_plots(tmp_path):
-    logs = [syn.circle_turn(radius_m=0.2, period_s=20.0, n_cycles=7, cycle_s=3.0, direction=-1, rest_s=2.1,
+    logs = [syn.circle_turn(radius_m=0.2, period_s=10.0, n_cycles=7, cycle_s=1.5, direction=-1, rest_s=2.1,
                             meta_seed=i) for i in range(2)]
     out = report.write_report(logs, "turn_right", tmp_path / "t", command="pytest")
     md = out.read_text()
     by = {r[0]: r for r in _table_rows(md)}
     assert by["Radius"][3] == "0.6735 ± 0.0390"
-    shrink = math.exp(-0.5 * (0.5 * 2 * math.pi / 20.0) ** 2)  # Gaussian σ = 0.5 s on a 20 s circle
+    shrink = math.exp(-0.5 * (0.5 * 2 * math.pi / 10.0) ** 2)  # Gaussian σ = 0.5 s on a 10 s circle
     assert float(by["Radius"][2].split(" ±")[0]) == pytest.approx(0.2 * shrink, abs=1e-4)
     assert by["Radius"][4] == "better" and by["Radius"][6] == "not met"  # 0.2 > 0.10 target
     assert by["Time / circle"][4] == "better" and by["Time / circle"][6] == "met"
