@@ -122,6 +122,10 @@ class TrackConfig:
     #: parallel to the floor so the feet/toes do not touch it (the IIK knows nothing of the feet), the pelvis keeps
     #: its pitch/roll
     hold_orientation: tuple = ("l_lleg", "r_lleg", "pelvis")
+    #: CoM modulation anticipates the next lift: the support set is the stance set minus any limb the plan lifts
+    #: within this horizon (a quasi-static crawl must shift *before* the lift; with the current set only, the
+    #: four-point polygon admits a CoM that the tripod will not)
+    lookahead_s: float = 0.6
 
 
 @dataclass
@@ -196,6 +200,12 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
             cur = plan.sample(tg)
             touch, force = sim.limb_contacts()
             used = stance_src(tg, nxt.stance, touch, force)
+            if cfg.com_modulation and cfg.lookahead_s > 0:
+                ahead = used.copy()
+                for dtl in np.linspace(T_solve, cfg.lookahead_s, 6):
+                    ahead &= plan.sample(min(T, tg + dtl)).stance
+                if ahead.sum() >= 3:
+                    used = ahead
             sites = sim.contact_site_pos()
             targets = nxt.targets.copy()
             if cfg.hold == "touchdown":
