@@ -53,6 +53,7 @@ def main(argv=None) -> int:
     print(f"  HANGS: {s['hangs']}   CRASHES: {s['crashes']}")
     print(f"  client terminal states: {s['terminal']}")
     print(f"  rejection reasons: {s['rejection_reasons']}")
+    print(f"  abort reasons: {s.get('abort_reasons', {})}")
     print(f"  scenarios: {s['scenarios']}")
     print(f"  server counters: {srv} (accepted = succeeded + canceled + aborted: {consistent})")
     if s["errors"]:

@@ -65,10 +65,43 @@ def heading_from_quat(q_xyzw) -> float:
 
 
 def roll_from_quat(q_xyzw) -> float:
-    """Roll of the pelvis about its own x axis relative to gravity: asin of pelvis-y · world-z (as AtlasSim)."""
+    """Roll about the spine relative to lying prone: φ = atan2(y·ẑ, −x·ẑ) with x, y the pelvis axes in the world.
+
+    Prone (belly down, pelvis x axis pointing at the floor) → 0; on the side → ±π/2; on the back → ±π.  (On all
+    fours the pelvis x axis points down-forward, so the crawl stance reads ≈ 0 too.)
+    """
     x, y, z, w = (float(v) for v in q_xyzw)
-    r21 = 2 * (y * z + w * x)
-    return math.asin(max(-1.0, min(1.0, r21)))
+    xz = 2 * (x * z - w * y)       # R[2, 0]: world z of the pelvis x axis
+    yz = 2 * (y * z + w * x)       # R[2, 1]: world z of the pelvis y axis
+    return math.atan2(yz, -xz)
+
+
+def compose_scripts(expr: str, loader: Callable):
+    """Load a script expression: scripts joined with ``+`` are played one after the other; a part may be prefixed
+    with ``reverse:`` or ``mirror:`` (KeyframeScript.reversed()/mirrored()).  E.g. the roll from the crawl stance:
+    ``reverse:init_crawl_stance_from_prone+roll_to_back_from_left`` (down to prone, then roll over the left side).
+    """
+    import dataclasses
+    parts = [p.strip() for p in str(expr).split("+") if p.strip()]
+    if not parts:
+        raise ValueError(f"empty key-frame script expression {expr!r}")
+    scripts = []
+    for part in parts:
+        op, _, name = part.rpartition(":")
+        sc = loader(name)
+        if op == "reverse":
+            sc = sc.reversed(sc.name + "_reversed")
+        elif op == "mirror":
+            sc = sc.mirrored(sc.name + "_mirrored")
+        elif op:
+            raise ValueError(f"unknown script operation {op!r} in {expr!r} (use reverse: or mirror:)")
+        scripts.append(sc)
+    if len(scripts) == 1:
+        return scripts[0]
+    kfs = [k for sc in scripts for k in sc.keyframes]
+    return dataclasses.replace(scripts[0], name="+".join(sc.name for sc in scripts), keyframes=kfs,
+                               part_loop_start=0, fall_check="none" if any(sc.fall_check == "none" for sc in scripts)
+                               else scripts[0].fall_check, end_quat_wxyz=getattr(scripts[-1], "end_quat_wxyz", None))
 
 
 def _wrap(a: float) -> float:
@@ -102,6 +135,7 @@ class Outcome:
     cycles_completed: int = 0
     duration_s: float = 0.0
     final_roll_rad: float = 0.0
+    support_violations: int = 0     # key-frames that lifted a limb without a confirmed support state
 
 
 @dataclass
@@ -240,7 +274,7 @@ class GaitSequencer:
         if script_loader is None:
             from .keyframes import load_script
             script_loader = load_script
-        self._load = script_loader
+        self._load = lambda expr: compose_scripts(expr, script_loader)
         self._run: Optional[_Run] = None
         self._next_seq = 1
 
@@ -473,10 +507,11 @@ class GaitSequencer:
         m = self._measure(run, np.asarray(pose, float))
         extra = f" ({run.support_violations} key-frames lifted a limb without a confirmed support state)" \
             if run.support_violations else ""
-        o = Outcome(status=status, reason=(reason + extra) if status != "succeeded" or extra else "",
-                    cycles_completed=run.cycles_completed, duration_s=float(t - run.t_start), **m)
-        if status == "succeeded":
-            o.reason = ("" if not extra else extra.strip())
+        # The action results say "reason: empty on success": the support note goes with failures only (and in
+        # Outcome.support_violations, which the node logs).
+        o = Outcome(status=status, reason="" if status == "succeeded" else reason + extra,
+                    cycles_completed=run.cycles_completed, duration_s=float(t - run.t_start),
+                    support_violations=run.support_violations, **m)
         self._run = None
         return o
 

@@ -1,11 +1,12 @@
 """Three concurrent action clients sending random goal / cancel / preempt sequences for a bounded time:
 no hang, no crash, every goal reaches a terminal state, server and client counts agree, and the graph still works."""
-from atlas_crawl_controller.nodes.reliability import run_random_clients
+from atlas_crawl_controller.nodes.reliability import VALID, run_random_clients
 from ros_fixtures import goals, stack  # noqa: F401
 
 
 def test_three_random_clients_never_hang(stack, goals):  # noqa: F811
-    s = run_random_clients(stack, n_clients=3, duration_s=20.0, seed=1, result_timeout_s=45.0)
+    short = [v for v in VALID if v[0] != "roll"]   # a roll takes ~20 s of sim time; keep this test short
+    s = run_random_clients(stack, n_clients=3, duration_s=20.0, seed=1, result_timeout_s=45.0, valid=short)
     assert s["hangs"] == 0 and s["crashes"] == 0, s
     assert s["goals"] >= 6 and sum(s["terminal"].values()) == s["goals"], s
     srv = s["server_counters"]

@@ -355,6 +355,9 @@ class GaitSequencerNode(LifecycleNode):
         return m
 
     def _finish(self, kind, atype, goal_handle, out: gs.Outcome):
+        if out.support_violations:
+            self.get_logger().warn(f"{kind} goal: {out.support_violations} key-frames lifted a limb without a "
+                                   f"confirmed support state (support_timeout_policy=proceed)")
         r = atype.Result()
         r.success = out.status == "succeeded"
         r.reason = out.reason

@@ -43,6 +43,7 @@ class Tally:
         self.lock = threading.Lock()
         self.terminal = collections.Counter()
         self.reasons = collections.Counter()
+        self.abort_reasons = collections.Counter()
         self.scenarios = collections.Counter()
         self.hangs = 0
         self.crashes = 0
@@ -59,15 +60,18 @@ class Tally:
                 self.terminal[rec.status] += 1
             if rec.status == "rejected":
                 self.reasons[rec.rejection_reason.split(":")[0][:40]] += 1
+            elif rec.status == "aborted" and rec.result is not None:
+                self.abort_reasons[str(rec.result.reason)[:50]] += 1
 
     def summary(self) -> dict:
         return {"sequences": self.sequences, "goals": self.goals, "hangs": self.hangs, "crashes": self.crashes,
                 "terminal": dict(self.terminal), "rejection_reasons": dict(self.reasons),
+                "abort_reasons": dict(self.abort_reasons),
                 "scenarios": dict(self.scenarios), "errors": self.errors[:5]}
 
 
 def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threading.Event,
-                 budget: Optional[list], result_timeout_s: float, backoff_s: float = 2.0):
+                 budget: Optional[list], result_timeout_s: float, backoff_s: float = 2.0, valid=VALID):
     while not stop.is_set():
         if budget is not None:
             with tally.lock:
@@ -88,20 +92,20 @@ def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threadi
                 kind, f = rng.choice(INVALID)
                 add(gc.run(kind, f, result_timeout_s=result_timeout_s))
             elif scen == "complete":
-                kind, f = rng.choice(VALID)
+                kind, f = rng.choice(valid)
                 add(gc.run(kind, f, result_timeout_s=result_timeout_s))
             elif scen in ("cancel", "cancel_now"):
-                kind, f = rng.choice(VALID)
+                kind, f = rng.choice(valid)
                 delay = 0.0 if scen == "cancel_now" else rng.uniform(0.0, 1.5)
                 add(gc.run(kind, f, cancel_after_s=delay, result_timeout_s=result_timeout_s))
             else:  # preempt
-                kind, f = rng.choice(VALID)
+                kind, f = rng.choice(valid)
                 first = {}
                 th = threading.Thread(target=lambda: first.__setitem__(
                     "r", gc.run(kind, f, cancel_after_s=rng.uniform(0.3, 1.5), result_timeout_s=result_timeout_s)))
                 th.start()
                 time.sleep(rng.uniform(0.0, 0.3))
-                k2, f2 = rng.choice(VALID)
+                k2, f2 = rng.choice(valid)
                 add(gc.run(k2, f2, result_timeout_s=result_timeout_s))
                 th.join(result_timeout_s + 30)
                 if "r" in first:
@@ -122,7 +126,7 @@ def _client_loop(gc: GoalClient, rng: random.Random, tally: Tally, stop: threadi
 
 def run_random_clients(stack, n_clients: int = 3, duration_s: Optional[float] = None,
                        sequences: Optional[int] = None, seed: int = 0, result_timeout_s: float = 60.0,
-                       progress=None) -> dict:
+                       progress=None, valid=VALID) -> dict:
     """Run until ``duration_s`` (wall) elapsed or ``sequences`` were started; returns the summary dict."""
     tally = Tally()
     stop = threading.Event()
@@ -134,7 +138,7 @@ def run_random_clients(stack, n_clients: int = 3, duration_s: Optional[float] = 
             raise RuntimeError("action servers not available")
         clients.append(gc)
     threads = [threading.Thread(target=_client_loop, args=(gc, random.Random(seed * 100 + i), tally, stop, budget,
-                                                           result_timeout_s), daemon=True)
+                                                           result_timeout_s, 2.0, valid), daemon=True)
                for i, gc in enumerate(clients)]
     t0 = time.monotonic()
     for th in threads:
