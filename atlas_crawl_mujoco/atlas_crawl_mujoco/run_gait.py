@@ -5,7 +5,7 @@
 Metrics printed here are quick first-order ones (the thesis definitions, §4.1.3, without smoothing; the full
 evaluation with the Gaussian smoothing is atlas_crawl_eval's job): distance = |Δ CoM xy|, per cycle; velocity =
 distance / time; drift = sideways CoM displacement perpendicular to the initial heading, per cycle; turn = pelvis
-heading change, per cycle; min margin = smallest signed distance of the CoM projection to the *measured* support
+heading change (horizontal projection of the pelvis z axis, as atlas_crawl_eval), per cycle; min margin = smallest signed distance of the CoM projection to the *measured* support
 polygon (floor contacts of the planned stance limbs) during tripod phases.
 """
 from __future__ import annotations
@@ -22,6 +22,17 @@ from atlas_crawl_controller.player import KeyframePlayer
 from .kin import support_margin
 from .logger import Logger
 from .sim import AtlasSim
+
+
+def crawl_heading_rad(sim: AtlasSim) -> float:
+    """Heading for crawl gaits: yaw of the horizontal projection of the pelvis z axis (the torso is pitched
+    forward ~70°, so z runs along the spine; same definition as atlas_crawl_eval). The pelvis x axis points
+    mostly down in that stance and its projection mixes roll into yaw. Falls back to the x axis when the z axis
+    is near vertical (standing / lying poses)."""
+    R = sim.data.xmat[sim.map.pelvis].reshape(3, 3)
+    if math.hypot(R[0, 2], R[1, 2]) > 0.5:
+        return float(math.atan2(R[1, 2], R[0, 2]))
+    return float(math.atan2(R[1, 0], R[0, 0]))
 
 
 def start_state(sim: AtlasSim, script, start_pose=None):
@@ -56,7 +67,7 @@ def run(script_name, cycles=1, loop="full", seed=0, video=None, realtime=False, 
     if rec:
         rec.next_t = sim.time
     com0 = sim.com()
-    head0 = sim.heading_rad()
+    head0 = crawl_heading_rad(sim)
     fell, fall_t, reason = False, math.nan, ""
     min_margin = math.inf
     lost_samples = tripod_samples = 0
@@ -77,7 +88,7 @@ def run(script_name, cycles=1, loop="full", seed=0, video=None, realtime=False, 
         if rec:
             rec.maybe_capture()
         if int(round(sim.time / dt)) % 10 == 0:
-            h = sim.heading_rad()
+            h = crawl_heading_rad(sim)
             head_unwrapped += (h - head_prev + math.pi) % (2 * math.pi) - math.pi
             head_prev = h
             if stance.sum() == 3 and not fell:

@@ -1,0 +1,124 @@
+"""Physics-in-the-loop parameter search for the IK-designed gaits (deterministic: fixed seed, Nelder-Mead).
+
+Each evaluation designs the key-frames with :class:`~.gait_design.CrawlDesigner` for a parameter vector, plays
+``--cycles`` part-loop cycles headless in MuJoCo (:func:`~.run_gait.run`, seed 0) and scores
+
+    crawl:  J = v_along − 0.5·drift/cycle − 0.01·|turn°/cycle| − 0.2·stance_loss − 2·max(0, 0.03 − margin) − 1·fell
+    turn :  J = |turn°|/s / 10 − 0.2·drift/cycle(m) − 0.2·stance_loss − 2·max(0, 0.03 − margin) − 1·fell
+
+(v in m/s along the initial heading; margin = physics min tripod margin). scipy's Nelder-Mead maximises J over
+the chosen parameters (box-clipped). The best design is written as YAML with the objective in its header.
+
+    python -m atlas_crawl_mujoco.search_gait crawl_forward --params stride_m t_shift_s t_lift_s t_place_s \
+        --maxfev 30 --cycles 3 --out atlas_crawl_controller/atlas_crawl_controller/gaits/crawl_forward.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, TURN_DEFAULTS, CrawlDesigner, parse_sets, to_yaml
+from .run_gait import run
+
+#: search boxes (lo, hi)
+BOUNDS = dict(stride_m=(0.05, 0.45), t_shift_s=(0.15, 1.0), t_lift_s=(0.1, 0.6), t_place_s=(0.1, 0.6),
+              margin_m=(0.035, 0.08), com_x_m=(0.15, 0.30), lift_hand_m=(0.03, 0.12), lift_knee_m=(0.03, 0.1),
+              press_m=(0.0, 0.03), swing_frac=(0.3, 0.8), turn_rad=(0.1, 0.9), hand_x_m=(0.5, 0.7),
+              hand_y_m=(0.2, 0.4), knee_y_m=(0.08, 0.16), pelvis_dz_m=(-0.08, 0.03), com_lead_m=(0.0, 0.1))
+
+OBJECTIVE = {"crawl": "J = v_along - 0.5*drift/cycle - 0.01*|turn deg/cycle| - 0.2*stance_loss "
+                      "- 2*max(0, 0.03 - min_margin) - fell (search_gait, Nelder-Mead, seed 0, part loop)",
+             "turn": "J = |turn deg/s|/10 - 0.2*drift/cycle - 0.2*stance_loss - 2*max(0, 0.03 - min_margin) - fell "
+                     "(search_gait, Nelder-Mead, seed 0, part loop)"}
+
+
+def score(r, kind, sign=1.0):
+    pen = 0.2 * r["stance_loss_fraction"] + 2 * max(0.0, 0.03 - (r["min_tripod_margin_m"]
+                                                                  if math.isfinite(r["min_tripod_margin_m"]) else -1))
+    pen += 1.0 * bool(r["fell"])
+    if kind == "turn":
+        return sign * r["turn_deg"] / r["time_s"] / 10 - 0.2 * r["drift_per_cycle_m"] - pen
+    return sign * r["along_m"] / r["time_s"] - 0.5 * r["drift_per_cycle_m"] - 0.01 * abs(r["turn_per_cycle_deg"]) - pen
+
+
+def evaluate(designer, gait, params, cycles, path):
+    kfs, p = designer.design(gait, **params)
+    with open(path, "w") as f:
+        f.write(to_yaml(kfs, gait, DESCRIPTIONS[gait], p))
+    r = run(path, cycles, "part", quiet=True)
+    r.pop("log", None)
+    return r, kfs, p
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("gait", choices=["crawl_forward", "crawl_backward", "turn_left"])
+    ap.add_argument("--params", nargs="+", default=["stride_m", "t_shift_s", "t_lift_s", "t_place_s"])
+    ap.add_argument("--set", nargs="*", default=[], help="fixed overrides key=value (start point)")
+    ap.add_argument("--maxfev", type=int, default=30)
+    ap.add_argument("--cycles", type=int, default=3)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args(argv)
+    kind = "turn" if a.gait.startswith("turn") else "crawl"
+    sign = -1.0 if a.gait == "crawl_backward" else 1.0
+    base = dict(TURN_DEFAULTS if kind == "turn" else CRAWL_DEFAULTS)
+    base.update(PRESETS.get(a.gait, {}))
+    base.update(parse_sets(a.set))
+    x0 = np.array([abs(base[k]) if k == "stride_m" else base[k] for k in a.params], float)
+    lo = np.array([BOUNDS[k][0] for k in a.params])
+    hi = np.array([BOUNDS[k][1] for k in a.params])
+    scale = hi - lo
+    d = CrawlDesigner()
+    tmp = os.path.join(tempfile.mkdtemp(prefix="search_gait_"), a.gait + ".yaml")
+    best = dict(J=-np.inf)
+    hist = []
+
+    def params_of(z):
+        x = np.clip(x0 + z * scale, lo, hi)
+        pp = dict(base)
+        for k, v in zip(a.params, x):
+            pp[k] = float(v) * (sign if k == "stride_m" else 1.0)
+        return pp, x
+
+    def f(z):
+        pp, x = params_of(z)
+        try:
+            r, kfs, p = evaluate(d, a.gait, pp, a.cycles, tmp)
+        except Exception as e:   # infeasible design
+            print("eval failed:", e, file=sys.stderr)
+            return 10.0
+        J = score(r, kind, sign)
+        hist.append((J, x.tolist()))
+        print(f"J={J:+.4f} x={np.round(x, 3).tolist()} along={r['along_m']:+.3f} v={r['along_m'] / r['time_s']:+.4f} "
+              f"drift={r['drift_per_cycle_m']:.3f} turn={r['turn_per_cycle_deg']:+.2f} fell={r['fell']} "
+              f"margin={r['min_tripod_margin_m']:+.3f} loss={r['stance_loss_fraction']:.2f}", flush=True)
+        if J > best["J"]:
+            best.update(J=J, params=p, kfs=kfs, r=r)
+        return -J
+
+    minimize(f, np.zeros(len(x0)), method="Nelder-Mead",
+             options=dict(maxfev=a.maxfev, initial_simplex=np.vstack([np.zeros(len(x0)),
+                                                                       0.15 * np.eye(len(x0))]), xatol=1e-3))
+    r = best["r"]
+    meas = (f"{a.cycles} part-loop cycles seed 0: along {r['along_m']:+.3f} m, v {r['velocity_mps']:.4f} m/s, "
+            f"drift {r['drift_per_cycle_m']:.3f} m/cycle, turn {r['turn_per_cycle_deg']:+.2f} deg/cycle, "
+            f"fell {r['fell']}, min margin {r['min_tripod_margin_m']:+.3f} m, stance loss "
+            f"{r['stance_loss_fraction']:.2f}; J {best['J']:+.4f}")
+    print("BEST", json.dumps({k: (list(v) if isinstance(v, tuple) else v) for k, v in best["params"].items()}))
+    print("BEST", meas)
+    if a.out:
+        with open(a.out, "w") as fo:
+            fo.write(to_yaml(best["kfs"], a.gait, DESCRIPTIONS[a.gait], best["params"], tool="search_gait",
+                             objective=OBJECTIVE[kind], measured=meas))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
