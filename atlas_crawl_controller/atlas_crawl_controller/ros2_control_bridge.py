@@ -1,0 +1,155 @@
+"""The Python side of the ros2_control plugin (atlas_crawl_ros2_control/CrawlController): a thin facade over
+:class:`~atlas_crawl_controller.controller_core.CrawlControllerCore` shaped for an embedding C++ caller (issue 6 §1).
+
+Why a facade instead of calling the core directly from C++: the C++ plugin then never builds Python objects on the
+update path.  Everything it exchanges per control period lives in numpy buffers that are allocated **once** here
+(``position``, ``velocity``, ``effort`` (28,), ``pelvis`` (7,) ``[x y z qx qy qz qw]``, ``command`` (28,),
+``status`` (``len(STATUS_FIELDS)``,)); the plugin takes raw ``double*`` pointers to them in ``on_configure`` and
+writes/reads them directly.  The buffers are never rebound (only written with ``[:]``), so those pointers stay valid
+for the bridge's lifetime.  Per period the plugin makes exactly one Python call, :meth:`update` (GIL held only for
+that call).  No import happens after construction.
+
+Exact call sequence of the plugin (tested in test/test_ros2_control_bridge.py)::
+
+    on_configure:  b = Ros2ControlBridge(params, cartesian)     # import + build + core.configure (validated)
+                   b.joint_names, b.parameter_names             # command/state interface names, ROS params to pass
+                   pointers to b.position/.velocity/.effort/.pelvis/.command/.status
+    on_activate:   write b.position; b.activate()               # hold the measured pose; b.command = that pose
+    update():      write b.position/.velocity/.effort/.pelvis
+                   [new reference] ok = b.set_reference(mode, seq, names, positions, T, targets12, stance4, com)
+                                   (rejected → b.reason)
+                   rc = b.update(time_s, period_s)              # RC_* bit set; b.command valid iff rc & RC_COMMAND
+                   [rc & RC_STATUS_CHANGED] b.reason            # read the reason string only when it changed
+    parameters:    reason = b.set_params({name: value})        # '' = applied (non-RT thread, core locked)
+    on_deactivate: b.deactivate()
+
+Return code of :meth:`update` (bit set): ``RC_COMMAND`` the command buffer holds a new finite command;
+``RC_STATUS_CHANGED`` (sequence_id, accepted, reached, state, reason) changed since the last call;
+``RC_EXCEPTION`` the core raised (``last_error`` says what; command untouched); ``RC_NONFINITE`` the core returned
+a non-finite command (command untouched).  Without ``RC_COMMAND`` the caller must hold its last safe command.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from .controller_core import CrawlControllerCore, Reference
+from .controller_core import parameter_set as controller_parameter_set
+from .robot_info import JOINT_NAMES
+
+__all__ = ["Ros2ControlBridge", "STATUS_FIELDS", "RC_COMMAND", "RC_STATUS_CHANGED", "RC_EXCEPTION", "RC_NONFINITE"]
+
+#: Layout of the ``status`` buffer (doubles), read by the C++ plugin into atlas_crawl_msgs/ControllerStatus.
+STATUS_FIELDS = ("sequence_id", "accepted", "reached", "state", "task_error_m", "iterations", "stability_margin_m",
+                 "tracking_error_rad", "nonfinite_inputs", "clamped_commands")
+
+RC_COMMAND = 1
+RC_STATUS_CHANGED = 2
+RC_EXCEPTION = 4
+RC_NONFINITE = 8
+
+N = len(JOINT_NAMES)
+
+
+class Ros2ControlBridge:
+    """See the module docstring.  ``params``: core parameters (dotted names → values, as the ROS node holds them)."""
+
+    def __init__(self, params: Optional[Mapping] = None, cartesian: bool = False):
+        self.core = CrawlControllerCore()
+        self.core.configure(dict(params or {}))          # raises ParameterError with the reason
+        self.cartesian_enabled = False
+        if cartesian:
+            from . import cartesian as cart
+            if cart.available():
+                self.core.set_cartesian_solver(*cart.make_cartesian_solver())
+                self.cartesian_enabled = True
+        self.joint_names = list(JOINT_NAMES)
+        self.parameter_names = list(controller_parameter_set().specs.keys())
+        self.position = np.zeros(N)
+        self.velocity = np.zeros(N)
+        self.effort = np.zeros(N)
+        self.pelvis = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+        self.command = np.zeros(N)
+        self.status = np.zeros(len(STATUS_FIELDS))
+        self.reason = ""
+        self.last_error = ""
+        self._key = None
+        self._refresh_status()
+
+    # ------------------------------------------------------------------------------------------------ lifecycle
+    def activate(self) -> None:
+        """Hold the measured pose (``position``); ``command`` = that pose (clamped into the limits)."""
+        self.command[:] = self.core.activate(self.position)
+        self._refresh_status()
+
+    def deactivate(self) -> None:
+        self.core.deactivate()
+        self._refresh_status()
+
+    def set_params(self, params: Mapping) -> str:
+        """Runtime parameter change; '' when applied, else the reason (nothing changed)."""
+        reason = self.core.set_params(dict(params))
+        return reason or ""
+
+    # ------------------------------------------------------------------------------------------------ reference
+    def set_reference(self, mode: int, sequence_id: int, joint_names: Sequence[str],
+                      joint_positions_rad: Sequence[float], duration_s: float, contact_targets: Sequence[float],
+                      stance: Sequence[bool], com_modulation: bool) -> bool:
+        """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
+
+        Returns accepted; on rejection ``reason`` holds why and ``status`` shows ``accepted = 0`` with the rejected
+        ``sequence_id`` (what the MuJoCo node publishes for a rejection)."""
+        tg = np.asarray(contact_targets, float).reshape(-1)
+        ref = Reference(mode=int(mode), sequence_id=int(sequence_id), joint_names=list(joint_names),
+                        joint_positions_rad=np.asarray(joint_positions_rad, float),
+                        duration_s=float(duration_s), contact_targets=tg.reshape(-1, 3) if tg.size else None,
+                        stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation))
+        ok, reason = self.core.set_reference(ref)
+        self.reason = reason
+        if not ok:
+            self._refresh_status()
+            self.status[0] = float(int(sequence_id))
+            self.status[1] = 0.0
+            self.status[2] = 0.0
+            self.reason = reason
+        return bool(ok)
+
+    # ------------------------------------------------------------------------------------------------ update
+    def update(self, time_s: float, period_s: float) -> int:
+        """One control period from the buffers; see the module docstring for the return code."""
+        rc = 0
+        try:
+            cmd = self.core.update(time_s, period_s, self.position, self.velocity, self.effort, self.pelvis)
+        except Exception as e:  # the plugin holds its last safe command and reports this
+            self.last_error = f"{type(e).__name__}: {e}"
+            rc |= RC_EXCEPTION
+        else:
+            if cmd.shape == self.command.shape and np.all(np.isfinite(cmd)):
+                self.command[:] = cmd
+                rc |= RC_COMMAND
+            else:
+                self.last_error = "controller core returned a non-finite or malformed command"
+                rc |= RC_NONFINITE
+        try:
+            if self._refresh_status():
+                rc |= RC_STATUS_CHANGED
+        except Exception as e:  # status must never take the update down
+            self.last_error = f"status: {type(e).__name__}: {e}"
+            rc |= RC_EXCEPTION
+        return rc
+
+    def _refresh_status(self) -> bool:
+        s = self.core.status()
+        vals = (s.sequence_id, s.accepted, s.reached, s.state, s.task_error_m, s.iterations, s.stability_margin_m,
+                s.tracking_error_rad, s.nonfinite_inputs, s.clamped_commands)
+        for i, v in enumerate(vals):
+            v = float(v)
+            self.status[i] = v if math.isfinite(v) else 0.0
+        key = (int(s.sequence_id), bool(s.accepted), bool(s.reached), int(s.state), s.reason)
+        changed = key != self._key
+        self._key = key
+        if changed:
+            self.reason = s.reason
+        return changed
