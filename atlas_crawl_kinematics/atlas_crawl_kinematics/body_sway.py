@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .iik import four_point_stance
 from .model import RobotModel
 from .robot_source import CONTACT_FRAMES, atlas_urdf_string
 
@@ -43,6 +42,17 @@ NOTES_JOINTS = ("back_lbz", "l_leg_uhz", "r_leg_uhz", "l_leg_lhy", "r_leg_lhy", 
                 "l_arm_shx", "r_arm_shx", "l_arm_elx", "r_arm_elx")
 TORSO_FRAME = "utorso"
 DIRECTIONS = ("forward", "lateral", "yaw")
+
+#: The crawl stance used by default: the first key-frame ("stance") of atlas_crawl_controller/gaits/crawl_forward.yaml
+#: as committed in 33b494f, pinned here so the sway numbers do not change when that gait is redesigned.
+CRAWL_STANCE_JOINTS = {
+    "back_lbz": 0.0007, "back_mby": -0.1486, "back_ubx": -0.0022, "neck_ay": -0.6057, "l_leg_uhz": 0.2597,
+    "l_leg_mhx": 0.1403, "l_leg_lhy": -1.44, "l_leg_kny": 1.8668, "l_leg_uay": 0.5991, "l_leg_lax": 0.0,
+    "r_leg_uhz": -0.261, "r_leg_mhx": -0.1386, "r_leg_lhy": -1.4399, "r_leg_kny": 1.8668, "r_leg_uay": 0.5991,
+    "r_leg_lax": 0.0001, "l_arm_usy": -1.3142, "l_arm_shx": -0.9559, "l_arm_ely": 0.0071, "l_arm_elx": 0.4265,
+    "l_arm_uwy": 0.0006, "l_arm_mwx": -0.0573, "r_arm_usy": -1.3109, "r_arm_shx": 0.9559, "r_arm_ely": 0.0058,
+    "r_arm_elx": -0.426, "r_arm_uwy": 0.0005, "r_arm_mwx": 0.0574}
+CRAWL_STANCE_QUAT_WXYZ = (0.81314, 0.00003, 0.58207, 0.00014)
 
 
 def expmap(w: NDArray) -> NDArray:
@@ -210,31 +220,27 @@ def sway(model: RobotModel, q0: NDArray, base_pos: NDArray, base_rot: NDArray, d
                       np.array(bp_list), np.array(bR_list), res_max, locked)
 
 
-def stance_from_keyframe(model: RobotModel, path: str | None = None) -> tuple[NDArray, NDArray]:
-    """(q, world←pelvis rotation) of the first key-frame of a gait YAML (default: the controller's crawl_forward),
-    or the four-point stance pitched by 1.25 rad when no YAML is found."""
-    import os
+def _quat_R(w: float, x: float, y: float, z: float) -> NDArray:
+    n = np.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w / n, x / n, y / n, z / n
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
+
+def stance_from_keyframe(model: RobotModel, path: str | None = None) -> tuple[NDArray, NDArray]:
+    """(q, world←pelvis rotation) of the crawl stance: the pinned :data:`CRAWL_STANCE_JOINTS` (default) or the first
+    key-frame of the gait YAML at ``path`` (its ``start_quat_wxyz`` for the pelvis)."""
+    if path is None:
+        q = np.array([CRAWL_STANCE_JOINTS[n] for n in model.joint_names])
+        return model.clip_to_limits(q), _quat_R(*CRAWL_STANCE_QUAT_WXYZ)
     import yaml
 
-    if path is None:
-        here = os.path.dirname(os.path.abspath(__file__))
-        path = os.path.join(here, "..", "..", "atlas_crawl_controller", "atlas_crawl_controller", "gaits",
-                            "crawl_forward.yaml")
-    if not os.path.exists(path):
-        c, s_ = np.cos(1.25), np.sin(1.25)
-        return four_point_stance(model), np.array([[c, 0, s_], [0, 1, 0], [-s_, 0, c]])
     with open(path) as f:
         doc = yaml.safe_load(f)
     kf = doc["keyframes"][0]["joints"]
     q = np.array([float(kf[n]) for n in model.joint_names])
-    w, x, y, z = (float(v) for v in doc["start_quat_wxyz"])
-    n = np.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    return model.clip_to_limits(q), R
+    return model.clip_to_limits(q), _quat_R(*(float(v) for v in doc["start_quat_wxyz"]))
 
 
 def sway_table(model: RobotModel, q0: NDArray, base_rot: NDArray, step_m: float = 0.005,
@@ -262,7 +268,8 @@ def format_table(rows: list[SwayResult]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="No-slip body sway ranges (kinematic)")
-    ap.add_argument("--keyframe", default=None, help="gait YAML whose first key-frame is the stance")
+    ap.add_argument("--keyframe", default=None,
+                    help="gait YAML whose first key-frame is the stance (default: the pinned CRAWL_STANCE_JOINTS)")
     ap.add_argument("--step", type=float, default=0.005, help="translation increment (m); yaw uses 1 deg")
     a = ap.parse_args(argv)
     model = RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))

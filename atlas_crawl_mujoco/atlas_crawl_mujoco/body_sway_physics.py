@@ -4,8 +4,9 @@ far the contacts slip (goal < 2 mm).
 
 Protocol, per (joint set, direction, sign):
 
-1. fresh :class:`AtlasSim`, reset to the first key-frame of ``crawl_forward.yaml`` (pelvis quaternion from the
-   YAML), settle ``settle_s`` with the servos holding it;
+1. fresh :class:`AtlasSim`, reset to the crawl stance (the first key-frame of ``crawl_forward.yaml`` as committed in
+   33b494f, pinned in ``atlas_crawl_kinematics.body_sway.CRAWL_STANCE_JOINTS``; ``--keyframe`` for another YAML),
+   settle ``settle_s`` with the servos holding it;
 2. take the *settled* joint angles and pelvis pose as the kinematic start (not the commanded ones: the servos sag
    under gravity), compute the no-slip sway path from there (contacts held at their settled world positions);
 3. command ``ctrl = ctrl₀ + (q_path(s) − q_path(0))`` (keeps the servos' steady-state offset), with ``s`` going
@@ -125,21 +126,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--joints", choices=("notes11", "full", "both"), default="both")
     ap.add_argument("--quick", action="store_true", help="forward+ and yaw+ with the notes' joints only")
     ap.add_argument("--out", default=None, help="also write the markdown table here")
+    ap.add_argument("--keyframe", default=None, help="gait YAML whose first key-frame is the stance")
     a = ap.parse_args(argv)
     model = RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))
     sets = ("notes11", "full") if a.joints == "both" else (a.joints,)
+    q_kf, R_kf = stance_from_keyframe(model, a.keyframe)
+    kf = {"q_kf": q_kf, "quat_kf": _R_to_quat_wxyz(R_kf)}
     cases = [(j, d, s) for j in sets for d in DIRECTIONS for s in (1, -1)]
     if a.quick:
         cases = [("notes11", "forward", 1), ("notes11", "yaw", 1)]
     t0 = time.time()
-    base = run_sway(model, "forward", 1, "notes11", fraction=0.0)
+    base = run_sway(model, "forward", 1, "notes11", fraction=0.0, **kf)
     print(f"  baseline (no sway, same duration): slip max {base['slip_max_m'] * 1e3:.2f} mm", flush=True)
     rows = []
     for j, d, s in cases:
-        r = run_sway(model, d, s, j)
+        r = run_sway(model, d, s, j, **kf)
         rows.append(r)
         print(f"  {j} {d} {s:+d}: slip max {r['slip_max_m'] * 1e3:.2f} mm", flush=True)
-    L = ["No-slip body sway in MuJoCo (robot settled in the first key-frame of crawl_forward.yaml; amplitude = 0.7 × "
+    L = [f"No-slip body sway in MuJoCo (robot settled in the crawl stance {a.keyframe or 'CRAWL_STANCE_JOINTS'}; amplitude = 0.7 × "
          "kinematic reach, capped 8 cm / 12 deg; cosine 2 s out, 0.5 s hold, 2 s back)", "",
          "| joints | direction | kinematic reach | first limit joint (stopped by) | commanded | achieved (torso) | "
          "slip LW/RW/LK/RK [mm] | max slip | all contacts kept | fell |", "|---|---|---|---|---|---|---|---|---|---|"]
