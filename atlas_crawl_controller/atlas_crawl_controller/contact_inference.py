@@ -21,6 +21,7 @@ ground truth.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
@@ -291,7 +292,7 @@ def support_from_contacts(in_contact, contact_pos, com_pos, min_margin_m: float 
 
 
 def precision_recall(pred, truth) -> Dict[str, Dict[str, float]]:
-    """Per-limb and overall precision/recall/F1/accuracy of stance decisions (True = stance = positive class).
+    """Per-limb and overall precision/recall/F1/accuracy/MCC of stance decisions (True = stance = positive class).
 
     pred, truth: (N, 4) bool.  Precision = TP/(TP+FP), recall = TP/(TP+FN); NaN when undefined.
     """
@@ -309,8 +310,12 @@ def precision_recall(pred, truth) -> Dict[str, Dict[str, float]]:
         rec = tp / (tp + fn) if tp + fn else float("nan")
         f1 = 2 * prec * rec / (prec + rec) if (tp and prec + rec) else float("nan")
         acc = (tp + tn) / max(a.size, 1)
-        return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "tp": tp, "fp": fp, "fn": fn,
-                "tn": tn}
+        # Matthews correlation: 0 for any constant or random predictor (e.g. "always stance", whose F1 is high
+        # when limbs are mostly in stance), 1 for a perfect one.
+        den = math.sqrt(float(tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        mcc = (tp * tn - fp * fn) / den if den > 0 else 0.0
+        return {"precision": prec, "recall": rec, "f1": f1, "accuracy": acc, "mcc": mcc, "tp": tp, "fp": fp,
+                "fn": fn, "tn": tn}
 
     out = {limb: score(pr[:, i], tr[:, i]) for i, limb in enumerate(LIMB_NAMES)}
     out["all"] = score(pr.reshape(-1), tr.reshape(-1))

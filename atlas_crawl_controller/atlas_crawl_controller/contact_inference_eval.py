@@ -129,11 +129,12 @@ def main(argv=None) -> int:
     frac = truth.mean(axis=0)
     print("ground truth stance fraction: " + ", ".join(f"{limb} {f:.2f}" for limb, f in zip(LIMB_NAMES, frac)))
     res = evaluate(t, pos, eff, truth)
-    print(f"\n{'method':<9} {'limb':<4} {'precision':>9} {'recall':>7} {'F1':>6} {'accuracy':>8}")
+    print(f"\n{'method':<9} {'limb':<4} {'precision':>9} {'recall':>7} {'F1':>6} {'accuracy':>8} {'MCC':>6}")
     for m, table in res.items():
         for limb in list(LIMB_NAMES) + ["all"]:
             s = table[limb]
-            print(f"{m:<9} {limb:<4} {s['precision']:9.3f} {s['recall']:7.3f} {s['f1']:6.3f} {s['accuracy']:8.3f}")
+            print(f"{m:<9} {limb:<4} {s['precision']:9.3f} {s['recall']:7.3f} {s['f1']:6.3f} {s['accuracy']:8.3f} "
+                  f"{s['mcc']:6.3f}")
     print("\neffort load metric [N m] (for calibrating effort.on/off_threshold_nm):")
     for limb, s in effort_statistics(eff, truth).items():
         print(f"  {limb}: stance p10 {s['stance_p10']:.1f}, median {s['stance_median']:.1f}; swing median "

@@ -14,9 +14,10 @@ without ROS.  One goal at a time:
   limbs in contact and the CoM inside their polygon with ``min_margin_m``.  If the support condition does not hold
   within ``support_wait_s`` the policy ``support_timeout_policy`` decides: ``proceed`` (default; the key-frame
   scripts are open-loop by design, thesis §4.1; the count is reported in the result reason) or ``abort``.
-* Cancel (:meth:`request_cancel`): stop at the next statically stable stance — the current key-frame if all four
-  limbs are down there, else continue the plan up to the next key-frame whose stance is all four limbs — then hold.
-  If no such key-frame comes within one more cycle, stop where it is (the hold is still the last reached pose).
+* Cancel (:meth:`request_cancel`): stop at the next statically stable stance — the next reached key-frame whose
+  planned stance is all four limbs *and* (when a fresh support state is available) that the support state reports
+  statically stable — then hold.  If none comes within one more cycle, stop where it is (the hold is still the last
+  reached pose) and say so in the reason.
 * Distance goals (crawl ``distance_m > 0``) and angle goals (turn ``TURN_BY_ANGLE``) run whole cycles until the
   measured pelvis displacement / heading change reaches the request, bounded by ``max_cycles``.
 * Never hangs: every wait has a bound in sim time (``reached`` within ``duration + reach_timeout_s``) and the node
@@ -397,9 +398,13 @@ class GaitSequencer:
                     out.outcome = self._finish("succeeded", why, t, pose)
                     return out
             if run.cancel and step.stance.all():
-                out.outcome = self._finish("canceled", f"canceled; holding the statically stable stance "
-                                                       f"'{step.name}'", t, pose)
-                return out
+                measured = self._measured_stable(support)
+                if measured is not False:
+                    how = "" if measured is None else " (support state: statically stable)"
+                    out.outcome = self._finish("canceled", f"canceled; holding the statically stable stance "
+                                                           f"'{step.name}'{how}", t, pose)
+                    return out
+                # planned four-limb stance, but the support state says it is not stable: go on to the next one
         elif run.cancel and run.step_idx < 0:
             out.outcome = self._finish("canceled", "canceled before the first key-frame; holding", t, pose)
             return out
@@ -453,6 +458,12 @@ class GaitSequencer:
                                       joint_positions_rad=vals, duration_s=step.duration_s)
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
+
+    def _measured_stable(self, support):
+        """True/False from a fresh support state, None when there is none (then the plan is trusted)."""
+        if support is None or getattr(support, "age_s", 0.0) > self.params["support_max_age_s"]:
+            return None
+        return bool(support.statically_stable)
 
     def _support_ok(self, stance, support):
         if support is None:

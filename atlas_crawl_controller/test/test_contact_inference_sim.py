@@ -19,8 +19,12 @@ def test_ground_truth_has_swing_and_stance(log):
     assert truth.any(axis=0).all() and (~truth).any(axis=0).all()   # every limb both touches and lifts
 
 
-@pytest.mark.parametrize("method,min_f1", [("height", 0.8), ("velocity", 0.75), ("effort", 0.75)])
-def test_estimators_agree_with_ground_truth(log, method, min_f1):
+@pytest.mark.parametrize("method,min_mcc", [("height", 0.25), ("velocity", 0.35), ("effort", 0.2)])
+def test_estimators_beat_a_constant_predictor(log, method, min_mcc):
+    """Matthews correlation vs MuJoCo contacts: 0 for "always stance" (whose F1 looks high), > 0 for information.
+
+    Bounds are loose on purpose: the numbers move with the gait scripts and the model (measured on crawl_forward,
+    2 cycles: height 0.39-0.52, velocity 0.56-0.65, effort 0.34-0.63; see contact_inference_eval)."""
     res = evaluate(*log)[method]["all"]
-    assert res["f1"] >= min_f1, res
+    assert res["mcc"] >= min_mcc, res
     assert np.isfinite(res["precision"]) and np.isfinite(res["recall"])
