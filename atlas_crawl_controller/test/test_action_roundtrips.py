@@ -30,3 +30,27 @@ def test_turn_roundtrip(goals, stack):  # noqa: F811
 def test_sequencer_counters_consistent(stack):  # noqa: F811
     c = stack.sequencer.counters
     assert c["accepted"] == c["succeeded"] + c["canceled"] + c["aborted"]
+
+
+def test_sim_reset_service_starts_a_fresh_trial(stack):  # noqa: F811
+    import threading
+
+    from std_srvs.srv import Trigger
+
+    from atlas_crawl_controller.nodes import topics
+    node = stack.create_node("reset_client")
+    cli = node.create_client(Trigger, topics.SIM_RESET)
+    assert cli.wait_for_service(timeout_sec=10.0)
+    t_before = stack.sim.sim_time()
+    x_moved = stack.sim.sim.pelvis_pose()[0][0]
+    fut = cli.call_async(Trigger.Request())
+    ev = threading.Event()
+    fut.add_done_callback(lambda _f: ev.set())
+    assert ev.wait(20.0)
+    r = fut.result()
+    assert r.success, r.message
+    assert stack.sim.sim_time() >= t_before                        # the published clock never goes back
+    x0, y0 = stack.sim.sim.pelvis_pose()[0][:2]
+    assert abs(x0) < 0.05 and abs(y0) < 0.05 and abs(x_moved - x0) > 0.02   # back at the start (pelvis over the origin)
+    st = stack.sim.core.status()
+    assert st.state == 1 and st.reached                            # controller re-activated, holding
