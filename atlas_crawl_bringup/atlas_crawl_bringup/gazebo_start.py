@@ -1,0 +1,67 @@
+"""Start state of the Gazebo variant, computed the way the MuJoCo node computes it (no Gazebo import here).
+
+The MuJoCo node starts every trial from ``initial_pose`` (default ``crawl_forward``: the script's first key-frame
+and its ``start_quat_wxyz``), lowered until the lowest geometry is a few mm above the floor.  The Gazebo launch
+file uses :func:`start_state` so both simulators start from the same pose:
+
+* joint angles → a ``{initial_positions: {joint: rad}}`` YAML for atlas_description's ``initial_positions_file``
+  xacro argument (gz_ros2_control sets the joints to the state interfaces' ``initial_value``),
+* pelvis orientation → roll/pitch/yaw for ``ros_gz_sim create``,
+* spawn height → from MuJoCo's placement of the same model when atlas_crawl_mujoco is importable, else
+  ``fallback_z_m``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from typing import Dict, Tuple
+
+import yaml
+
+__all__ = ["start_state", "quat_wxyz_to_rpy", "write_initial_positions"]
+
+
+def quat_wxyz_to_rpy(q) -> Tuple[float, float, float]:
+    """ZYX Euler angles (roll, pitch, yaw) of a unit quaternion (w, x, y, z) — what ``create -R -P -Y`` expects."""
+    w, x, y, z = (float(v) for v in q)
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if not n > 0.0:
+        raise ValueError(f"not a quaternion: {q!r}")
+    w, x, y, z = w / n, x / n, y / n, z / n
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return roll, pitch, yaw
+
+
+def start_state(initial_pose: str = "crawl_forward", fallback_z_m: float = 0.7,
+                clearance_m: float = 0.01) -> Tuple[Dict[str, float], Tuple[float, float, float, float], float]:
+    """(joint angles by name, pelvis quaternion wxyz, pelvis spawn height [m]) of ``initial_pose``."""
+    from atlas_crawl_controller.keyframes import NAMED_POSES, load_script, named_pose
+    from atlas_crawl_controller.robot_info import JOINT_NAMES
+    if initial_pose in NAMED_POSES:
+        q, quat = named_pose(initial_pose)
+    else:
+        script = load_script(initial_pose)
+        q = script.keyframes[0].q
+        quat = tuple(getattr(script, "start_quat_wxyz", None) or (1.0, 0.0, 0.0, 0.0))
+    z = fallback_z_m
+    try:
+        from atlas_crawl_mujoco.sim import AtlasSim
+        sim = AtlasSim()
+        sim.reset(q, base_quat_wxyz=tuple(quat), drop_clearance_m=clearance_m)
+        z = float(sim.pelvis_pose()[0][2])
+    except Exception:  # MuJoCo not installed (a Gazebo-only machine): use the fallback height
+        pass
+    return {n: float(v) for n, v in zip(JOINT_NAMES, q)}, tuple(float(v) for v in quat), z
+
+
+def write_initial_positions(joints: Dict[str, float], path: str | None = None) -> str:
+    """Write the xacro ``initial_positions_file`` YAML; returns its path."""
+    if path is None:
+        fd, path = tempfile.mkstemp(prefix="atlas_initial_positions_", suffix=".yaml")
+        os.close(fd)
+    with open(path, "w") as f:
+        yaml.safe_dump({"initial_positions": {k: float(v) for k, v in joints.items()}}, f)
+    return path

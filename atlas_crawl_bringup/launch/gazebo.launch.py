@@ -1,0 +1,129 @@
+"""Full stack: the atlas_crawl graph on Gazebo Harmonic + ros2_control (issue 6 §3).
+
+    ros2 launch atlas_crawl_bringup gazebo.launch.py [headless:=true] [rviz:=false] [initial_pose:=crawl_forward]
+    ros2 action send_goal /crawl atlas_crawl_msgs/action/Crawl "{cycles: 10}" --feedback
+    ros2 param set /crawl_controller watchdog_timeout_s 3.0
+
+Starts
+* ``robot_state_publisher`` with atlas_description's URDF (``sim:=gazebo``: gz_ros2_control with
+  config/controllers.yaml, the pelvis ground-truth plugin of atlas_crawl_gz_plugins, contact surfaces, initial
+  joint positions = the start pose the MuJoCo node uses, see atlas_crawl_bringup.gazebo_start),
+* ``gz sim`` on worlds/crawl.sdf (``-s`` headless by default, ``-r`` running), ``ros_gz_sim create`` (robot from
+  /robot_description at the MuJoCo start height/orientation), ``ros_gz_bridge`` for /clock,
+* after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
+* the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
+* optionally RViz (config/atlas_crawl.rviz).
+
+Parameters: the same files as the embedded default — atlas_crawl_controller/config/*_parameters.yaml (defaults,
+via the nodes and the plugin's generated parameters) and config/atlas_crawl_mujoco.yaml (run-time overrides of
+contact_inference and gait_sequencer) — plus config/controllers.yaml for controller_manager.
+"""
+import math
+import os
+
+import launch
+import launch.actions
+import launch.events
+import launch_ros.actions
+import launch_ros.event_handlers
+import launch_ros.events.lifecycle
+import lifecycle_msgs.msg
+from ament_index_python.packages import get_package_share_directory
+from launch.conditions import IfCondition
+from launch.event_handlers import OnProcessExit
+from launch.substitutions import LaunchConfiguration
+
+
+def _lifecycle_node(name, params):
+    return launch_ros.actions.LifecycleNode(
+        package="atlas_crawl_controller", executable=f"{name}_node", name=name, namespace="",
+        output="screen", parameters=params)
+
+
+def _configure_then_activate(node):
+    configure = launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
+        lifecycle_node_matcher=launch.events.matches_action(node),
+        transition_id=lifecycle_msgs.msg.Transition.TRANSITION_CONFIGURE))
+    activate_on_inactive = launch.actions.RegisterEventHandler(launch_ros.event_handlers.OnStateTransition(
+        target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
+        entities=[launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
+            lifecycle_node_matcher=launch.events.matches_action(node),
+            transition_id=lifecycle_msgs.msg.Transition.TRANSITION_ACTIVATE))]))
+    return [activate_on_inactive, configure]
+
+
+def _gz_plugin_path():
+    """GZ_SIM_SYSTEM_PLUGIN_PATH: every <prefix>/lib of the ROS environment (gz_ros2_control, our pelvis plugin)."""
+    dirs = [os.path.join(p, "lib") for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    old = os.environ.get("GZ_SIM_SYSTEM_PLUGIN_PATH", "")
+    return os.pathsep.join([d for d in dirs if os.path.isdir(d)] + ([old] if old else []))
+
+
+def _setup(context):
+    import atlas_description
+    from atlas_crawl_bringup.gazebo_start import quat_wxyz_to_rpy, start_state, write_initial_positions
+
+    share = get_package_share_directory("atlas_crawl_bringup")
+    controllers = os.path.join(share, "config", "controllers.yaml")
+    overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
+    world = LaunchConfiguration("world").perform(context)
+    headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
+    verbosity = LaunchConfiguration("gz_verbosity").perform(context)
+    joints, quat, z = start_state(LaunchConfiguration("initial_pose").perform(context))
+    roll, pitch, yaw = quat_wxyz_to_rpy(quat)
+    urdf = atlas_description.urdf_string(
+        ros2_control=True, sim="gazebo", controllers_file=controllers,
+        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True)
+
+    rsp = launch_ros.actions.Node(
+        package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+        parameters=[{"robot_description": urdf, "use_sim_time": True}])
+    gz = launch.actions.ExecuteProcess(
+        cmd=["gz", "sim", "-r", "-v", verbosity] + (["-s"] if headless else []) + [world],
+        output="screen", additional_env={"GZ_SIM_SYSTEM_PLUGIN_PATH": _gz_plugin_path()})
+    spawn = launch_ros.actions.Node(
+        package="ros_gz_sim", executable="create", output="screen",
+        arguments=["-topic", "robot_description", "-name", "atlas", "-x", "0", "-y", "0", "-z", f"{z:.4f}",
+                   "-R", f"{roll:.6f}", "-P", f"{pitch:.6f}", "-Y", f"{yaw:.6f}"])
+    clock_bridge = launch_ros.actions.Node(
+        package="ros_gz_bridge", executable="parameter_bridge", output="screen",
+        arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock"])
+
+    def spawner(name):
+        return launch_ros.actions.Node(
+            package="controller_manager", executable="spawner", output="screen",
+            arguments=[name, "--controller-manager", "/controller_manager", "--controller-manager-timeout", "120"])
+    jsb, crawl = spawner("joint_state_broadcaster"), spawner("crawl_controller")
+
+    method = LaunchConfiguration("contact_method")
+    contact = _lifecycle_node("contact_inference", [overrides, {"method": method, "use_sim_time": True}])
+    sequencer = _lifecycle_node("gait_sequencer", [overrides, {"use_sim_time": True}])
+    rviz = launch_ros.actions.Node(
+        package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
+        arguments=["-d", os.path.join(share, "config", "atlas_crawl.rviz")], parameters=[{"use_sim_time": True}])
+    return [
+        launch.actions.LogInfo(msg=f"atlas_crawl gazebo: world {world}, start z={z:.3f} m "
+                                   f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
+                                   f"{math.degrees(yaw):.1f}) deg"),
+        rsp, gz, clock_bridge, spawn,
+        launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
+        launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
+        contact, sequencer, *_configure_then_activate(contact), *_configure_then_activate(sequencer),
+        rviz,
+    ]
+
+
+def generate_launch_description():
+    share = get_package_share_directory("atlas_crawl_bringup")
+    return launch.LaunchDescription([
+        launch.actions.DeclareLaunchArgument("world", default_value=os.path.join(share, "worlds", "crawl.sdf")),
+        launch.actions.DeclareLaunchArgument("headless", default_value="true",
+                                             description="true: gz server only (-s); false: with the gz GUI"),
+        launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
+        launch.actions.DeclareLaunchArgument("initial_pose", default_value="crawl_forward",
+                                             description="start pose (as mujoco_sim's initial_pose)"),
+        launch.actions.DeclareLaunchArgument("contact_method", default_value="height",
+                                             description="contact inference: height | velocity | effort"),
+        launch.actions.DeclareLaunchArgument("gz_verbosity", default_value="2"),
+        launch.actions.OpaqueFunction(function=_setup),
+    ])
