@@ -61,6 +61,11 @@ class ModulationResult:
     root_used: str
     planned_margin_m: float  #: margin of the CoM target in the stance polygon (NaN without modulation)
     predicted_com_xy: NDArray[np.float64]  #: world CoM of the solution (kinematic prediction)
+    #: world pelvis pose of the solution: floating form = the solved virtual base; root form = the pose that keeps
+    #: the root limb where it was (the thesis' immovable support limb) — the seed of the next tick when the IIK
+    #: runs on its own (internal) state, thesis Eq. 4.14 ``q_t = q_{t−1} + …``
+    base_pos: NDArray[np.float64] | None = None
+    base_rot: NDArray[np.float64] | None = None
 
 
 class CoMModulatedIIK:
@@ -113,11 +118,14 @@ class CoMModulatedIIK:
     def solve(self, q: ArrayLike, base_pos: ArrayLike, base_rot: ArrayLike, targets: ArrayLike, stance: ArrayLike,
               com_desired_xy: ArrayLike | None = None, pelvis_target: ArrayLike | None = None,
               root: str = "floating", modulate: bool = True, support_xy: ArrayLike | None = None,
-              orientations: dict | None = None) -> ModulationResult:
+              orientations: dict | None = None, com_offset_xy: ArrayLike | None = None) -> ModulationResult:
         """Solve one control tick (see module doc). ``targets`` (4, 3) world; ``stance`` (4,) bool (the set s_p);
         ``support_xy`` (4, 2|3) the contact positions that form the support polygon (default: the targets);
         ``com_desired_xy`` the desired CoM (default: the current CoM); ``pelvis_target`` (3,) world, optional;
-        ``orientations`` ``{frame: world rotation}`` (e.g. the shins, so the feet stay off the floor, and the pelvis)."""
+        ``orientations`` ``{frame: world rotation}`` (e.g. the shins, so the feet stay off the floor, and the pelvis);
+        ``com_offset_xy`` (2,) is added to the CoM target handed to the IIK *after* the margin logic (e.g. the
+        integral of the measured CoM error, so a servo sag that keeps the physical CoM behind the target is
+        trimmed out); ``com_target_xy`` / ``planned_margin_m`` report the target before the offset."""
         m = self.model
         q = np.asarray(q, float)
         bp = np.asarray(base_pos, float).reshape(3)
@@ -163,7 +171,13 @@ class CoMModulatedIIK:
             tg_all = np.vstack([tg, pt])
         else:
             tg_all = tg
-        c3 = None if c_tgt is None else np.r_[c_tgt, com_w[2]]
+        c_cmd = c_tgt
+        if c_tgt is not None and com_offset_xy is not None:
+            off = np.asarray(com_offset_xy, float).reshape(-1)[:2]
+            if not np.all(np.isfinite(off)):
+                raise InvalidTargetError("com_offset_xy contains NaN/inf")
+            c_cmd = c_tgt + off
+        c3 = None if c_cmd is None else np.r_[c_cmd, com_w[2]]
         if root == "floating":
             s = self.solver("floating", with_pelvis)
             r = s.solve(q, tg_all, weights=weights, com_target=c3, base_pos=bp, base_rot=bR,
@@ -171,6 +185,7 @@ class CoMModulatedIIK:
             root_used = "floating"
             kq = m.forward(r.q)
             pred = (r.base_rot @ kq.com() + r.base_pos)[:2]
+            nbp, nbR = r.base_pos, r.base_rot
         else:
             li = CONTACT_FRAMES.index(root)
             if not st[li]:
@@ -187,8 +202,11 @@ class CoMModulatedIIK:
             r = s.solve(q, tg_r, weights=weights, com_target=c_r, up=up_r, orientations=ori_r)
             kq = m.forward(r.q)
             pred = (Rw @ kq.com(root=root_used) + pw)[:2]
+            Tn = kq.transform(root_used)
+            nbR = Rw @ Tn[:3, :3].T
+            nbp = pw - nbR @ Tn[:3, 3]
         return ModulationResult(q=r.q, iik=r, com_target_xy=c_tgt, root_used=root_used, planned_margin_m=pm,
-                                predicted_com_xy=pred)
+                                predicted_com_xy=pred, base_pos=nbp, base_rot=nbR)
 
     @staticmethod
     def valid_roots() -> Sequence[str]:

@@ -126,6 +126,21 @@ class TrackConfig:
     #: within this horizon (a quasi-static crawl must shift *before* the lift; with the current set only, the
     #: four-point polygon admits a CoM that the tripod will not)
     lookahead_s: float = 0.6
+    #: seed of each solve: "internal" = the IIK's own previous solution (joints + base pose; thesis Eq. 4.14
+    #: ``q_t = q_{t−1} + …``, a kinematically consistent trajectory the servos follow) or "sensed" = sensed joints
+    #: and measured pelvis pose every tick (the servo sag and every wobble feed back into the plan)
+    seed: str = "internal"
+    convergence_m: float = 0.002  #: IIK convergence per tick (the 5 mm default quantises small per-tick moves)
+    #: closed-loop "wait for the CoM" gate: before a lift the plan clock stops until the *measured* CoM has at least
+    #: this margin in the *measured* support triangle that will remain (0 disables; open-loop timing)
+    gate_margin_m: float = 0.0
+    gate_timeout_s: float = 2.0
+    #: integral of the horizontal CoM error (target − measured) added to the CoM target (1/s; modulation only)
+    com_ki: float = 0.0
+    com_i_limit_m: float = 0.06
+    #: rate limit of the modulated CoM target (m/s; 0 = none): the margin point jumps when the support set switches
+    #: (lookahead), and the IIK follows a jump within a few ticks — a lurch that unloads every contact
+    com_rate_m_s: float = 0.2
 
 
 @dataclass
@@ -141,18 +156,24 @@ class TrackStats:
     com_xy: list = field(default_factory=list)
     support_sets: list = field(default_factory=list)  #: (t, planned (4,), used (4,), touch (4,))
     roots_used: dict = field(default_factory=dict)
+    gate_wait_s: list = field(default_factory=list)  #: per lift: how long the CoM gate held the plan clock
 
 
 def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait_name="iik_crawl", seed=0,
           quiet=False, video=None):
     """Run ``plan`` (object with ``sample(t)``, ``duration_s``, ``trajectory(dt)``) in physics. Returns
-    (log arrays dict, TrackStats, summary dict)."""
+    (log arrays dict, TrackStats, summary dict).
+
+    The plan clock ``tg`` advances with the sim clock except while the CoM gate holds it (``gate_margin_m``).
+    Deterministic: nothing depends on the wall clock (solve times are only measured)."""
     if cfg.stance not in STANCE_SOURCES:
         raise ValueError(f"stance must be one of {STANCE_SOURCES}")
     if cfg.root not in ROOT_CHOICES:
         raise ValueError(f"root must be one of {ROOT_CHOICES}")
-    ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=30), home_q=home_q,
-                          stance_weight=cfg.stance_weight, swing_weight=cfg.swing_weight,
+    if cfg.seed not in ("internal", "sensed"):
+        raise ValueError("seed must be 'internal' or 'sensed'")
+    ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=30, convergence_m=cfg.convergence_m),
+                          home_q=home_q, stance_weight=cfg.stance_weight, swing_weight=cfg.swing_weight,
                           pelvis_weight=cfg.pelvis_weight, com_weight=cfg.com_weight, margin_m=cfg.margin_m)
     traj = None
     if cfg.stance == "velocity":
@@ -168,9 +189,6 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     dt = sim.dt
     n_per_solve = max(1, int(round(1.0 / (cfg.solve_hz * dt))))
     T_solve = n_per_solve * dt
-    q_cmd_prev = sim.joint_targets()
-    q_cmd_next = q_cmd_prev.copy()
-    integ = np.zeros(28)
     logger.start(sim.time)
     t_rest0 = sim.time
     # rest before (logged)
@@ -179,25 +197,53 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
         logger.maybe_sample(sim, np.ones(4, bool), -1, -1)
         if rec:
             rec.maybe_capture()
+    q_cmd_prev = sim.joint_targets()
+    q_cmd_next = q_cmd_prev.copy()
+    q_in = sim.joint_q()
+    # bumpless start (θ_cmd = θ + τ/Kp): the servo offset that holds the settled pose seeds the sag integral
+    integ = np.clip(q_cmd_prev - q_in, -cfg.sag_limit_rad, cfg.sag_limit_rad) if cfg.sag_ki > 0 else np.zeros(28)
+    if cfg.seed == "internal":
+        q_cmd_prev = q_cmd_next = q_in.copy()
+    bp_in, bR_in = sensed_base(sim)
+    com_i = np.zeros(2)
+    c_lim = None
     t0 = sim.time
     T = plan.duration_s
     fell, fall_t, reason = False, math.nan, ""
     k = 0
+    tg = 0.0  # plan clock
+    hold = False
+    wait = 0.0
     touchdown = None
     cur = plan.sample(0.0)
-    k0 = model.forward(sim.joint_q())
-    _bp0, bR0 = sensed_base(sim)
-    R0 = {f: bR0 @ k0.rotation(f) for f in cfg.hold_orientation}
+    k0 = model.forward(q_in)
+    R0 = {f: bR_in @ k0.rotation(f) for f in cfg.hold_orientation}
     head0 = cur.heading_rad
     while True:
-        tg = sim.time - t0
         if tg > T + 1e-9:
             break
         if k % n_per_solve == 0:
-            q_s = sim.joint_q()
-            bp, bR = sensed_base(sim)
-            nxt = plan.sample(min(T, tg + T_solve))
+            sites = sim.contact_site_pos()
             cur = plan.sample(tg)
+            # CoM gate: hold the plan clock before a lift until the measured CoM is inside the coming triangle
+            hold = False
+            if cfg.gate_margin_m > 0:
+                nx = plan.sample(min(T, tg + T_solve))
+                coming = nx.stance & cur.stance
+                if coming.sum() == 3 and coming.sum() < cur.stance.sum():
+                    mg = stability_margin(sim.com()[:2], support_polygon(sites[coming, :2]))
+                    if mg < cfg.gate_margin_m and wait < cfg.gate_timeout_s:
+                        hold = True
+                        wait += T_solve
+                    else:
+                        st.gate_wait_s.append(wait)
+                        wait = 0.0
+            if cfg.seed == "internal":
+                q_s, bp, bR = q_in, bp_in, bR_in
+            else:
+                q_s = sim.joint_q()
+                bp, bR = sensed_base(sim)
+            nxt = cur if hold else plan.sample(min(T, tg + T_solve))
             touch, force = sim.limb_contacts()
             used = stance_src(tg, nxt.stance, touch, force)
             if cfg.com_modulation and cfg.lookahead_s > 0:
@@ -206,7 +252,6 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
                     ahead &= plan.sample(min(T, tg + dtl)).stance
                 if ahead.sum() >= 3:
                     used = ahead
-            sites = sim.contact_site_pos()
             targets = nxt.targets.copy()
             if cfg.hold == "touchdown":
                 if touchdown is None:
@@ -226,9 +271,23 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
             dz = nxt.heading_rad - head0
             Rz = np.array([[math.cos(dz), -math.sin(dz), 0], [math.sin(dz), math.cos(dz), 0], [0, 0, 1]])
             ori = {f: Rz @ R for f, R in R0.items()} or None
+            off = com_i.copy() if cfg.com_ki > 0 else np.zeros(2)
+            if cfg.com_modulation and cfg.com_rate_m_s > 0 and used.sum() >= 3:
+                c_goal = ctl.com_target(sim.com()[:2] if com_des is None else com_des, sup[used])[0]
+                if c_lim is None:
+                    c_lim = sim.com()[:2].copy()
+                d = c_goal - c_lim
+                n = float(np.linalg.norm(d))
+                step = cfg.com_rate_m_s * T_solve
+                c_lim = c_goal.copy() if n <= step else c_lim + d * (step / n)
+                off = off + (c_lim - c_goal)
             res = ctl.solve(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
-                            root=cfg.root, modulate=cfg.com_modulation, support_xy=sup, orientations=ori)
+                            root=cfg.root, modulate=cfg.com_modulation, support_xy=sup, orientations=ori,
+                            com_offset_xy=off if np.any(off) else None)
             st.solve_time_s.append(time.perf_counter() - t_solve)
+            if cfg.com_ki > 0 and res.com_target_xy is not None:
+                e = res.com_target_xy - sim.com()[:2]
+                com_i = np.clip(com_i + cfg.com_ki * T_solve * e, -cfg.com_i_limit_m, cfg.com_i_limit_m)
             st.solves += 1
             st.iterations.append(res.iik.iterations)
             st.iik_error_m.append(res.iik.error_m)
@@ -237,10 +296,11 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
             st.planned_margin_m.append(res.planned_margin_m)
             st.com_target_xy.append(np.full(2, np.nan) if res.com_target_xy is None else res.com_target_xy)
             st.com_xy.append(sim.com()[:2])
-            st.support_sets.append((tg, nxt.stance.copy(), used.copy(), touch.copy()))
+            st.support_sets.append((sim.time - t0, nxt.stance.copy(), used.copy(), touch.copy()))
             st.roots_used[res.root_used] = st.roots_used.get(res.root_used, 0) + 1
             q_cmd_prev = q_cmd_next
             q_cmd_next = res.q
+            q_in, bp_in, bR_in = res.q, res.base_pos, res.base_rot
             s_in = 0
         # interpolate the command between solves (1 kHz servo)
         s_in += 1
@@ -251,7 +311,9 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
         sim.set_joint_targets(q_des + integ)
         sim.step(1)
         k += 1
-        s = plan.sample(sim.time - t0)
+        if not hold:
+            tg += dt
+        s = plan.sample(min(tg, T))
         logger.maybe_sample(sim, s.stance, max(s.cycle, 0) if s.cycle >= 0 else -1, s.phase)
         if rec:
             rec.maybe_capture()
@@ -272,7 +334,10 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     meta = dict(gait=gait_name, loop_mode="full", cycles=getattr(plan, "cycles", 1), seed=seed, fell=fell,
                 fall_time_s=fall_t)
     arr = logger.arrays(meta)
-    summary = dict(fell=fell, fall_time_s=fall_t, fall_reason=reason, gait_time_s=min(T, t1 - t0))
+    summary = dict(fell=fell, fall_time_s=fall_t, fall_reason=reason, gait_time_s=t1 - t0,
+                   gate_wait_s_total=float(np.sum(st.gate_wait_s)) if st.gate_wait_s else 0.0,
+                   gate_timeouts=int(sum(w >= cfg.gate_timeout_s - 1e-9 for w in st.gate_wait_s)),
+                   config=asdict(cfg))
     if rec:
         summary["video"] = rec.close()
     return arr, st, summary
@@ -504,11 +569,11 @@ def gait_params_from_args(a) -> GaitParams:
 def run_one(a, label=None, quiet=False, video=None):
     model = robot_model()
     sim = AtlasSim(seed=a.seed)
-    home, _ = start_stance(sim, model)
+    nominal = np.array([[a.hand_x, a.hand_y], [a.hand_x, -a.hand_y], [0.0, a.knee_y], [0.0, -a.knee_y]])
+    home, _ = start_stance(sim, model, nominal=nominal)
     c0 = sim.contact_site_pos()
     plan = CartesianGait(c0, sim.com()[:2], 0.0, gait_params_from_args(a), cycles=a.cycles)
-    cfg = TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
-                      margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold)
+    cfg = track_config_from_args(a)
     t = time.perf_counter()
     arr, st, summ = track(sim, model, plan, cfg, home, gait_name="iik_crawl", seed=a.seed, quiet=quiet, video=video)
     summ["wall_s"] = time.perf_counter() - t
@@ -520,6 +585,9 @@ def run_one(a, label=None, quiet=False, video=None):
 
 def add_gait_args(ap):
     ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--hand-x", type=float, default=0.62, help="m, nominal wrists ahead of the knee midpoint")
+    ap.add_argument("--hand-y", type=float, default=0.36, help="m, nominal half width of the wrists")
+    ap.add_argument("--knee-y", type=float, default=0.22, help="m, nominal half width of the knees")
     ap.add_argument("--stride", type=float, default=0.30, help="m per cycle")
     ap.add_argument("--lift-hand", type=float, default=0.08)
     ap.add_argument("--lift-knee", type=float, default=0.05)
@@ -533,7 +601,27 @@ def add_gait_args(ap):
                          "margin logic (the thesis' failure mode, Fig 4.23)")
 
 
+def track_config_from_args(a) -> TrackConfig:
+    return TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
+                       margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
+                       gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
+                       lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
+                       hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else ())
+
+
 def add_track_args(ap):
+    ap.add_argument("--seed-mode", choices=["internal", "sensed"], default="internal",
+                    help="IIK seed per tick: its own previous solution (thesis Eq. 4.14) or the sensed state")
+    ap.add_argument("--gate-margin", type=float, default=0.0,
+                    help="m; hold the plan before each lift until the measured CoM has this margin (0: off)")
+    ap.add_argument("--gate-timeout", type=float, default=2.0, help="s, longest CoM-gate hold per lift")
+    ap.add_argument("--com-ki", type=float, default=0.0, help="1/s, integral of the CoM error (modulation only)")
+    ap.add_argument("--com-rate", type=float, default=0.2, help="m/s, rate limit of the modulated CoM target")
+    ap.add_argument("--lookahead", type=float, default=0.6, help="s, modulation anticipates lifts this far ahead")
+    ap.add_argument("--hold-ori", default="l_lleg,r_lleg,pelvis",
+                    help="comma-separated frames whose world orientation is held (yawed with the heading)")
+    ap.add_argument("--stance-weight", type=float, default=10.0)
+    ap.add_argument("--com-weight", type=float, default=10.0)
     ap.add_argument("--com-modulation", action="store_true")
     ap.add_argument("--stance", choices=STANCE_SOURCES, default="planned")
     ap.add_argument("--root", choices=ROOT_CHOICES, default="floating")

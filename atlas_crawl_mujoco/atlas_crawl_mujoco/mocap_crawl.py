@@ -25,8 +25,8 @@ import numpy as np
 from atlas_crawl_kinematics.bvh import load_bvh
 from atlas_crawl_kinematics.retarget import MocapPlan, retarget
 
-from .iik_crawl import (CRAWL_COLS, AtlasSim, TrackConfig, add_track_args, print_table, robot_model, row_from,
-                        start_stance, track, write_outputs)
+from .iik_crawl import (CRAWL_COLS, AtlasSim, add_track_args, print_table, robot_model, row_from, start_stance,
+                        track, track_config_from_args, write_outputs)
 
 DEFAULT_BVH = Path(__file__).resolve().parents[2] / "atlas_crawl_kinematics" / "data" / "synthetic_human_crawl.bvh"
 
@@ -43,8 +43,7 @@ def run(a, quiet=False):
     sim = AtlasSim(seed=a.seed)
     home, _ = start_stance(sim, model, nominal=nominal)
     plan = MocapPlan(rt, sim.contact_site_pos(), sim.pelvis_pose()[0])
-    cfg = TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
-                      margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold)
+    cfg = track_config_from_args(a)
     t = time.perf_counter()
     arr, st, summ = track(sim, model, plan, cfg, home, gait_name="mocap_crawl", seed=a.seed, quiet=quiet)
     summ["wall_s"] = time.perf_counter() - t
