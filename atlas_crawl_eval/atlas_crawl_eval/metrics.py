@@ -174,6 +174,7 @@ class CrawlMetrics:
     velocity_m_s: float  # |x_final - x_init| / (t_final - t_init)
     n_cycles: int
     duration_s: float
+    progress_per_gait_m: float  # (x_final - x_init)·r_init / N_cycles: signed, + forward, - backward
     total_lateral_drift_m: float  # whole trial, perpendicular to the initial heading (for information)
     turn_per_gait_limbs_deg: float  # same as turn_per_gait_deg but with the limb heading (cross-check)
     edge_samples: int  # evaluation instants within 200 samples of a log end (0 = smoothing edges irrelevant)
@@ -220,6 +221,7 @@ def crawl_metrics(log: TrialLog, heading_source: str = "pelvis_z", mode: str = "
         velocity_m_s=dist / dur,
         n_cycles=len(cyc),
         duration_s=dur,
+        progress_per_gait_m=float(r0 @ disp) / len(cyc),
         total_lateral_drift_m=float(abs(r0[0] * disp[1] - r0[1] * disp[0])),
         turn_per_gait_limbs_deg=float(np.mean(turns_l)),
         edge_samples=_edge_samples(log.n, bounds),

@@ -30,6 +30,7 @@ CRAWL_ROWS = [
     ("abs_turn_per_gait_deg", "abs(Turn) / gait", "deg", "{:.3f}"),
     ("distance_per_gait_m", "Distance / gait", "m", "{:.4f}"),
     ("velocity_m_s", "Velocity", "m/s", "{:.4f}"),
+    ("progress_per_gait_m", "Progress / gait along the initial heading (signed, + forward)", "m", "{:.4f}"),
     ("turn_per_gait_limbs_deg", "Turn / gait, limb heading (cross-check)", "deg", "{:.3f}"),
     ("total_lateral_drift_m", "Lateral drift over the whole trial", "m", "{:.4f}"),
 ]
@@ -67,6 +68,7 @@ DEFINITIONS = {
     "distance_per_gait_m": "|x_final − x_init| / N_cycles over the whole gait (thesis §4.1.3)",
     "velocity_m_s": "|x_final − x_init| / (t_final − t_init) (thesis §4.1.3)",
     "turn_per_gait_limbs_deg": "as turn/gait with the heading knee-midpoint → wrist-midpoint",
+    "progress_per_gait_m": "(x_final − x_init)·r_init / N_cycles: shows the direction (negative = backward)",
     "total_lateral_drift_m": "|x_final − x_init| component perpendicular to the initial heading",
     "drift_per_circle_m": "|x_init − x_fin| over one circle (thesis §4.1.2)",
     "time_per_circle_s": "t_fin − t_init, circle ends at the first sample with |Δθ| ≥ 2π (thesis §4.1.2)",

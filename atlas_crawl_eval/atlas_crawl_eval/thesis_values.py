@@ -82,6 +82,7 @@ THESIS_SOURCE = {
 TARGETS = {
     "crawl_forward": {
         "velocity_m_s": (">=", 0.30),
+        "progress_per_gait_m": (">=", 0.0),  # it must actually move forward
         "drift_per_gait_m": ("<=", 0.02),
         "turn_per_gait_deg": ("<=", 0.5),
         "abs_turn_per_gait_deg": ("<=", 0.5),
@@ -90,6 +91,7 @@ TARGETS = {
     },
     "crawl_backward": {
         "velocity_m_s": (">=", 0.20),
+        "progress_per_gait_m": ("<=", 0.0),  # it must actually move backward
         "fell": ("<=", 0.0),
         "margin_min_m": (">=", 0.03),
     },

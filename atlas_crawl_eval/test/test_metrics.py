@@ -75,6 +75,7 @@ def test_straight_line_known_speed_and_lateral_offset():
     assert r.distance_per_gait_m == pytest.approx(speed * cyc_s, rel=1e-9)
     assert r.drift_per_gait_m == pytest.approx(lat * cyc_s, rel=1e-9)
     assert r.total_lateral_drift_m == pytest.approx(lat * cyc_s * n, rel=1e-9)
+    assert r.progress_per_gait_m == pytest.approx(v * cyc_s, rel=1e-9)
     assert r.turn_per_gait_deg == pytest.approx(0.0, abs=1e-9)
     assert r.edge_samples == 0
 
@@ -83,6 +84,7 @@ def test_backward_crawl_same_magnitudes():
     log = syn.straight_crawl(speed_m_s=-0.2, lateral_m_s=-0.01, n_cycles=3, cycle_s=3.0)
     r = m.crawl_metrics(log)
     assert r.velocity_m_s == pytest.approx(np.hypot(0.2, 0.01))
+    assert r.progress_per_gait_m == pytest.approx(-0.2 * 3.0)  # signed: backward
     assert r.drift_per_gait_m == pytest.approx(0.03)
 
 
