@@ -22,6 +22,8 @@ import traceback
 DEMOS = (
     ('kinematics benchmark (ours vs MuJoCo, issue 2 sec. 5)',
      'atlas_crawl_kinematics.benchmark', ['--quick'], []),
+    ('embedded ROS 2 demo: stance, crawl, turn, roll through real actions (issue 5 sec. 6)',
+     'atlas_crawl_bringup.embedded', ['--quick'], []),
 )
 
 

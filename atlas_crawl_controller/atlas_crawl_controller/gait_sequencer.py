@@ -31,6 +31,8 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from atlas_crawl_kinematics.support import crawl_heading_rad
+
 from .controller_core import Mode, Reference
 from .parameters import ParamValues, load_parameter_file
 from .robot_info import JOINT_NAMES, LIMB_NAMES
@@ -58,11 +60,15 @@ def parameter_set():
 
 
 def heading_from_quat(q_xyzw) -> float:
-    """Yaw of the pelvis x axis projected on the floor (spatial frame x, thesis §2.2.2; = AtlasSim.heading_rad)."""
+    """Crawl heading from the pelvis orientation: ``atlas_crawl_kinematics.support.crawl_heading_rad``
+    (horizontal projection of the pelvis z axis, thesis §2.2.2; = AtlasSim.heading_rad)."""
     x, y, z, w = (float(v) for v in q_xyzw)
-    r00 = 1 - 2 * (y * y + z * z)
-    r10 = 2 * (x * y + w * z)
-    return math.atan2(r10, r00)
+    rot = np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
+    return crawl_heading_rad(rot)
 
 
 def roll_from_quat(q_xyzw) -> float:

@@ -192,3 +192,20 @@ def spatial_frame(
         raise InvalidSupportError("pelvis_rot is not a rotation matrix")
     y = np.cross(z, x)
     return o.copy(), np.stack([x, y, z], axis=1)
+
+
+def crawl_heading_rad(pelvis_rot: ArrayLike, min_horizontal: float = 0.5) -> float:
+    """Heading (yaw) of a crawling Atlas: the horizontal projection of the pelvis z axis (thesis §2.2.2/§4.1.2).
+
+    On all fours the torso is pitched ~70-90° forward, so the pelvis z axis runs along the spine and points in the
+    crawl direction, while the pelvis x axis points mostly down and its projection mixes roll into yaw.  When the
+    z axis is near vertical (standing, or the horizontal part of the unit axis is below ``min_horizontal``) the
+    pelvis x axis is used instead.  The project's single heading definition: the simulator, the gait runner and
+    the gait sequencer call this; ``atlas_crawl_eval`` applies the same rule ("pelvis_z") to whole logs.
+    """
+    rot = np.asarray(pelvis_rot, dtype=float).reshape(3, 3)
+    if not np.all(np.isfinite(rot)):
+        raise InvalidSupportError("crawl_heading_rad: pelvis_rot must be finite")
+    if np.hypot(rot[0, 2], rot[1, 2]) > min_horizontal:
+        return float(np.arctan2(rot[1, 2], rot[0, 2]))
+    return float(np.arctan2(rot[1, 0], rot[0, 0]))

@@ -104,3 +104,26 @@ def test_spatial_frame_crawling_pose():
     assert np.linalg.det(Rx) == pytest.approx(1.0)
     with pytest.raises(InvalidSupportError):
         spatial_frame([0, 0, 0], rot, forward_axis="y")
+
+
+def _rot_y(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def _rot_z(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def test_crawl_heading_follows_the_spine_on_all_fours():
+    from atlas_crawl_kinematics.support import crawl_heading_rad
+    # crawl posture: pelvis pitched forward 1.25 rad about y, then yawed by 0.7 rad
+    for yaw in (0.7, -2.5, 3.0):
+        for pitch in (1.0, 1.25, 1.57, 1.9):
+            rot = _rot_z(yaw) @ _rot_y(pitch)
+            assert np.isclose(np.angle(np.exp(1j * (crawl_heading_rad(rot) - yaw))), 0.0, atol=1e-9)
+    # standing upright: the z axis is vertical, the x axis gives the heading
+    assert np.isclose(crawl_heading_rad(_rot_z(0.3)), 0.3)
+    with pytest.raises(InvalidSupportError):
+        crawl_heading_rad(np.full((3, 3), np.nan))

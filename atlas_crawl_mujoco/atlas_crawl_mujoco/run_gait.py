@@ -25,14 +25,8 @@ from .sim import AtlasSim
 
 
 def crawl_heading_rad(sim: AtlasSim) -> float:
-    """Heading for crawl gaits: yaw of the horizontal projection of the pelvis z axis (the torso is pitched
-    forward ~70°, so z runs along the spine; same definition as atlas_crawl_eval). The pelvis x axis points
-    mostly down in that stance and its projection mixes roll into yaw. Falls back to the x axis when the z axis
-    is near vertical (standing / lying poses)."""
-    R = sim.data.xmat[sim.map.pelvis].reshape(3, 3)
-    if math.hypot(R[0, 2], R[1, 2]) > 0.5:
-        return float(math.atan2(R[1, 2], R[0, 2]))
-    return float(math.atan2(R[1, 0], R[0, 0]))
+    """Heading for crawl gaits (the project's single definition, pelvis z projection): ``AtlasSim.heading_rad``."""
+    return sim.heading_rad()
 
 
 def start_state(sim: AtlasSim, script, start_pose=None):

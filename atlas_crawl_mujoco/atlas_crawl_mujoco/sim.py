@@ -19,6 +19,7 @@ import mujoco
 import numpy as np
 
 from atlas_crawl_controller.robot_info import JOINT_NAMES
+from atlas_crawl_kinematics.support import crawl_heading_rad
 
 from .model import ModelMap, build_model
 from .params import load_params
@@ -179,9 +180,8 @@ class AtlasSim:
         return self.data.site_xpos[self.map.site_sole].copy()
 
     def heading_rad(self) -> float:
-        """Yaw of the pelvis forward axis projected on the floor (spatial frame x, thesis §2.2.2)."""
-        R = self.data.xmat[self.map.pelvis].reshape(3, 3)
-        return float(np.arctan2(R[1, 0], R[0, 0]))
+        """Crawl heading: see ``atlas_crawl_kinematics.support.crawl_heading_rad`` (pelvis z projection)."""
+        return crawl_heading_rad(self.data.xmat[self.map.pelvis].reshape(3, 3))
 
     def torso_roll_rad(self) -> float:
         R = self.data.xmat[self.map.utorso].reshape(3, 3)
