@@ -239,6 +239,7 @@ class Circle:
     time_s: float
     radius_m: float
     cycles: float
+    radius_cycle_starts_m: float  # same radius formula on the smoothed CoM at the cycle starts inside the circle
 
 
 @dataclass
@@ -249,6 +250,7 @@ class TurnMetrics:
     time_per_circle_s: float  # mean of t_fin - t_init
     radius_m: float  # mean of the per-circle radius (mean distance of the points to their centroid)
     cycles_per_circle: float  # mean gait cycles per circle (fractional)
+    radius_cycle_starts_m: float  # radius of the CoM at cycle starts (removes the intra-cycle sway; information)
     n_circles: int  # complete circles found (0 -> the above are NaN)
     turn_direction: int  # +1 CCW (left), -1 CW (right), 0 no turning
     total_turn_deg: float  # heading change over all cycles (signed)
@@ -286,12 +288,15 @@ def turning_metrics(log: TrialLog, heading_source: str = "pelvis_z", mode: str =
         e = s + int(hit[0])
         pts = x[s: e + 1]
         centroid = pts.mean(axis=0)
+        cs = x[[c.start for c in cyc if s <= c.start <= e]]
+        r_cs = float(np.mean(np.linalg.norm(cs - cs.mean(axis=0), axis=1))) if len(cs) >= 3 else float("nan")
         circles.append(Circle(
             start=s, end=e,
             drift_m=float(np.linalg.norm(x[s] - x[e])),
             time_s=float(t[e] - t[s]),
             radius_m=float(np.mean(np.linalg.norm(pts - centroid, axis=1))),
             cycles=float(phase[e] - phase[s]),
+            radius_cycle_starts_m=r_cs,
         ))
         s = e
     total = float(np.degrees(th[iend] - th[i0]))
@@ -308,6 +313,7 @@ def turning_metrics(log: TrialLog, heading_source: str = "pelvis_z", mode: str =
         time_per_circle_s=mean("time_s"),
         radius_m=mean("radius_m"),
         cycles_per_circle=mean("cycles"),
+        radius_cycle_starts_m=mean("radius_cycle_starts_m"),
         n_circles=len(circles),
         turn_direction=int(np.sign(np.round(total, 6))),
         total_turn_deg=total,

@@ -130,6 +130,8 @@ def test_circle_known_radius_and_period(direction):
     # Gaussian smoothing shrinks a circle by exp(-(σω)²/2) (truncation at 4σ is negligible)
     assert r.radius_m == pytest.approx(R * np.exp(-0.5 * (SIGMA_S * omega) ** 2), rel=1e-4)
     assert r.cycles_per_circle == pytest.approx(period / cyc_s, abs=0.01)
+    # 11 cycle starts on the circle (10 evenly spaced + the repeat of the first): radius ≈ shrunk R
+    assert r.radius_cycle_starts_m == pytest.approx(R * np.exp(-0.5 * (SIGMA_S * omega) ** 2), rel=0.1)
     assert r.time_per_circle_extrapolated_s == pytest.approx(period, rel=1e-6)
     assert r.turn_per_cycle_deg == pytest.approx(direction * 360.0 * cyc_s / period, rel=1e-6)
 
