@@ -141,6 +141,10 @@ class TrackConfig:
     #: rate limit of the modulated CoM target (m/s; 0 = none): the margin point jumps when the support set switches
     #: (lookahead), and the IIK follows a jump within a few ticks — a lurch that unloads every contact
     com_rate_m_s: float = 0.2
+    #: stance contacts are commanded this far *below* their planned point: a preload against the compliance of
+    #: the position servos, so all three contacts of a tripod stay loaded instead of the body rocking on a diagonal
+    press_m: float = 0.0
+    stop_after_s: float = math.inf  #: end the run at this plan time (short tests); default: the whole plan
 
 
 @dataclass
@@ -208,7 +212,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     com_i = np.zeros(2)
     c_lim = None
     t0 = sim.time
-    T = plan.duration_s
+    T = min(plan.duration_s, cfg.stop_after_s)
     fell, fall_t, reason = False, math.nan, ""
     k = 0
     tg = 0.0  # plan clock
@@ -263,6 +267,8 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
                         touchdown[i] = sites[i]
                     if nxt.stance[i] and not np.isnan(touchdown[i, 0]):
                         targets[i, :2] = touchdown[i, :2]
+            if cfg.press_m > 0:
+                targets[nxt.stance, 2] -= cfg.press_m
             pelvis_t = getattr(nxt, "pelvis_target", None)
             com_des = getattr(nxt, "com_xy", None)
             # support polygon of the stance set: sensed positions of the limbs in the set
@@ -605,7 +611,7 @@ def track_config_from_args(a) -> TrackConfig:
     return TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
                        margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
-                       lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
+                       press_m=a.press, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else ())
 
 
@@ -616,6 +622,7 @@ def add_track_args(ap):
                     help="m; hold the plan before each lift until the measured CoM has this margin (0: off)")
     ap.add_argument("--gate-timeout", type=float, default=2.0, help="s, longest CoM-gate hold per lift")
     ap.add_argument("--com-ki", type=float, default=0.0, help="1/s, integral of the CoM error (modulation only)")
+    ap.add_argument("--press", type=float, default=0.0, help="m, stance contacts commanded below the floor")
     ap.add_argument("--com-rate", type=float, default=0.2, help="m/s, rate limit of the modulated CoM target")
     ap.add_argument("--lookahead", type=float, default=0.6, help="s, modulation anticipates lifts this far ahead")
     ap.add_argument("--hold-ori", default="l_lleg,r_lleg,pelvis",

@@ -1,4 +1,4 @@
-"""Short CoM-modulated Cartesian crawl in MuJoCo physics (issue 4 §4): quasi-static, 1 cycle."""
+"""IIK crawl in MuJoCo physics (issue 4 §3/§4): determinism of the runner, CoM-modulated crawl, bad input."""
 import numpy as np
 import pytest
 
@@ -7,22 +7,53 @@ from atlas_crawl_kinematics.iik import InvalidTargetError
 from atlas_crawl_mujoco.iik_crawl import (AtlasSim, TrackConfig, robot_model, start_stance, track,
                                           tripod_phase_margins)
 
+#: narrow hands, wide knees: the diagonals cross near the CoM, so each tripod needs a small shift only
+NOMINAL = np.array([[0.66, 0.22], [0.66, -0.22], [0.0, 0.26], [0.0, -0.26]])
+HOLD = ("l_lleg", "r_lleg", "pelvis", "utorso")
 
-@pytest.mark.xfail(strict=True, reason="not met yet (measured: no fall, but min tripod margin -0.030 m in one "
-                   "tripod phase; physics tracking of the CoM target lags); ~120 s under load 17")
-def test_modulated_crawl_keeps_margin_and_advances():
+
+def _run(plan_kw, cfg_kw, cycles=1):
     model = robot_model()
     sim = AtlasSim()
-    home, _ = start_stance(sim, model)
+    home, _ = start_stance(sim, model, nominal=NOMINAL)
     c0 = sim.com()[:2].copy()
-    plan = CartesianGait(sim.contact_site_pos(), c0, 0.0, GaitParams(stride_m=0.2, t_shift_s=1.0, t_swing_s=1.0),
-                         cycles=1)
-    arr, st, summ = track(sim, model, plan, TrackConfig(com_modulation=True, rest_s=0.5), home, quiet=True)
+    plan = CartesianGait(sim.contact_site_pos(), c0, 0.0, GaitParams(**plan_kw), cycles=cycles)
+    arr, st, summ = track(sim, model, plan, TrackConfig(rest_s=0.3, hold_orientation=HOLD, **cfg_kw), home,
+                          quiet=True)
+    return c0, arr, st, summ
+
+
+def test_iik_crawl_is_deterministic():
+    """Two identical short runs (start stance + 0.4 s of the modulated gait: CoM shift and the first lift) give
+    bit-identical logs: nothing in the loop depends on the wall clock."""
+    kw = dict(plan_kw=dict(stride_m=0.2, t_shift_s=0.3, t_swing_s=0.3, t_start_s=0.1),
+              cfg_kw=dict(com_modulation=True, stop_after_s=0.4))
+    _, a, _, _ = _run(**kw)
+    _, b, _, _ = _run(**kw)
+    assert len(a["time_s"]) > 50
+    for k in ("time_s", "q_rad", "com_pos_m", "contact_pos_m", "contact_in_touch", "pelvis_quat_wxyz"):
+        assert np.array_equal(a[k], b[k]), k
+
+
+@pytest.mark.xfail(strict=True, reason="not met yet: 1 cycle (stride 0.2 m, 0.6 s phases) with modulation does "
+                   "not fall and advances 0.22 m but the LK-swing tripod reaches margin -0.019 m (measured, "
+                   "commit 983dcbf); ~60-120 s under load")
+def test_modulated_crawl_keeps_margin_and_advances():
+    c0, arr, st, summ = _run(dict(stride_m=0.2, t_shift_s=0.6, t_swing_s=0.6), dict(com_modulation=True))
     assert not summ["fell"], summ["fall_reason"]
     ph = tripod_phase_margins(arr)
     assert len(ph) == 4
-    assert min(p["min_margin_m"] for p in ph) > 0.0
+    assert min(p["min_margin_m"] for p in ph) > 0.02
     assert arr["com_pos_m"][-1, 0] - c0[0] > 0.1
+
+
+def test_bad_track_config_refused():
+    model = robot_model()
+    sim = AtlasSim()
+    plan = CartesianGait(np.array([[0.6, 0.2, 0], [0.6, -0.2, 0], [0, 0.25, 0], [0, -0.25, 0]]), [0.3, 0], 0.0)
+    for bad in (dict(seed="guess"), dict(stance="psychic"), dict(root="head")):
+        with pytest.raises(ValueError):
+            track(sim, model, plan, TrackConfig(**bad), np.zeros(28), quiet=True)
 
 
 def test_nan_target_refused():
@@ -33,3 +64,7 @@ def test_nan_target_refused():
     tg[2, 2] = np.nan
     with pytest.raises(InvalidTargetError):
         CoMModulatedIIK(model).solve(four_point_stance(model), [0, 0, 0.5], np.eye(3), tg, np.ones(4, bool))
+    tg[2, 2] = 0.0
+    with pytest.raises(InvalidTargetError):
+        CoMModulatedIIK(model).solve(four_point_stance(model), [0, 0, 0.5], np.eye(3), tg, np.ones(4, bool),
+                                     com_offset_xy=[np.nan, 0.0])
