@@ -109,7 +109,11 @@ bool write_command(Iface & iface, double value)
 template<typename T>
 T * buffer_pointer(const py::object & bridge, const char * name, std::size_t expected)
 {
-  auto arr = bridge.attr(name).cast<py::array_t<double, py::array::c_style>>();
+  py::object obj = bridge.attr(name);
+  auto arr = obj.cast<py::array_t<double, py::array::c_style>>();
+  if (arr.ptr() != obj.ptr()) {  // a converted copy would not be the buffer the bridge reads/writes
+    throw std::runtime_error(std::string("bridge buffer '") + name + "' is not a C-contiguous float64 array");
+  }
   if (static_cast<std::size_t>(arr.size()) != expected) {
     throw std::runtime_error(
       std::string("bridge buffer '") + name + "' has " + std::to_string(arr.size()) + " elements, expected " +
