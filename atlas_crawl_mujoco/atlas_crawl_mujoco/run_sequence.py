@@ -2,7 +2,7 @@
 check each script's outcome, repeat over seeded noisy trials, and optionally film it.
 
     python -m atlas_crawl_mujoco.run_sequence prone init_crawl_stance_from_prone crawl_forward:3 turn_left:2 \\
-        lie_down_to_prone roll_to_back_from_left --video reports/videos/demo.mp4
+        crawl_backward:2 lie_down roll_to_back_from_left --video reports/videos/demo.mp4
     python -m atlas_crawl_mujoco.run_sequence roll_to_back_from_left --trials 20 --noise 0.02
 
 Item syntax: ``name[:cycles[:loop]]`` (loop = full | part | once; default full). The first script's start pose
@@ -12,7 +12,7 @@ robot is left ``--settle`` s with the last targets held, then the script's outco
 
 * ``on_back`` (roll_to_back_*): utorso front axis · world up > 0.8 and pelvis front axis · up > 0.5 (the chest faces
   the sky; prone is −1), and at rest.
-* ``prone`` (prone, roll_to_belly, lie_down_to_prone): utorso and pelvis front axis · up < −0.8, at rest.
+* ``prone`` (prone, roll_to_belly, lie_down): utorso and pelvis front axis · up < −0.8, at rest.
 * ``stance`` (init_crawl_stance_from_prone, kneel): all four limbs (LW, RW, LK, RK) touch the floor, nothing else but
   the feet does, the CoM projection is inside the polygon of the four contact frames with margin ≥ 0.03 m,
   not fallen (crawl fall check), at rest.
@@ -58,7 +58,7 @@ def at_rest(sim):
 def _check_kind(name: str) -> str:
     if name.startswith("roll_to_back"):
         return "on_back"
-    if name in ("prone", "roll_to_belly", "lie_down_to_prone"):
+    if name in ("prone", "roll_to_belly", "lie_down", "lie_down_to_prone"):
         return "prone"
     if name in ("init_crawl_stance_from_prone", "kneel", "crawl_stance"):
         return "stance"
