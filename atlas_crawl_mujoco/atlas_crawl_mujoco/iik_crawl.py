@@ -45,9 +45,11 @@ SEED_JOINTS = {"l_leg_lhy": -1.5, "r_leg_lhy": -1.5, "l_leg_kny": 2.0, "r_leg_kn
                "r_leg_uay": 0.6, "l_arm_usy": -1.3, "r_arm_usy": -1.3, "l_arm_shx": -0.5, "r_arm_shx": 0.5,
                "l_arm_elx": 0.6, "r_arm_elx": -0.6, "neck_ay": -0.6}
 SEED_PITCH_RAD = 1.25
-#: nominal four-point stance (contacts relative to the knee midpoint, heading +x): wide knees so every tripod
-#: has room for a 0.04 m margin (the settled probe stance has the knees only 0.18 m apart)
-NOMINAL = np.array([[0.62, 0.36], [0.62, -0.36], [0.0, 0.22], [0.0, -0.22]])
+#: nominal four-point stance (contacts relative to the knee midpoint, heading +x): narrow hands (±0.22 m) and wide
+#: knees (±0.26 m) put the crossing of the diagonals near the CoM, so every tripod needs only a short CoM shift
+#: (the earlier ±0.36/±0.22 pattern put the CoM 0.12 m ahead of the crossing: a hand lift needed a 0.17 m
+#: backward shift, which the IIK made by folding the back)
+NOMINAL = np.array([[0.66, 0.22], [0.66, -0.22], [0.0, 0.26], [0.0, -0.26]])
 
 _MODEL = None
 
@@ -109,7 +111,7 @@ class TrackConfig:
     com_modulation: bool = False
     stance: str = "planned"
     root: str = "floating"
-    margin_m: float = 0.04
+    margin_m: float = 0.07  #: the knee contact points sit ~5 cm ahead of the knee sites: keep a larger margin
     sag_ki: float = 2.0  #: 1/s, integral gain on (interpolated command − sensed joints); 0 disables
     sag_limit_rad: float = 0.15
     stance_weight: float = 10.0
@@ -121,7 +123,7 @@ class TrackConfig:
     #: frames whose world orientation is held at the start value (yawed with the gait heading): the shins stay
     #: parallel to the floor so the feet/toes do not touch it (the IIK knows nothing of the feet), the pelvis keeps
     #: its pitch/roll
-    hold_orientation: tuple = ("l_lleg", "r_lleg", "pelvis")
+    hold_orientation: tuple = ("l_lleg", "r_lleg", "utorso")
     #: CoM modulation anticipates the next lift: the support set is the stance set minus any limb the plan lifts
     #: within this horizon (a quasi-static crawl must shift *before* the lift; with the current set only, the
     #: four-point polygon admits a CoM that the tripod will not)
@@ -140,10 +142,14 @@ class TrackConfig:
     com_i_limit_m: float = 0.06
     #: rate limit of the modulated CoM target (m/s; 0 = none): the margin point jumps when the support set switches
     #: (lookahead), and the IIK follows a jump within a few ticks — a lurch that unloads every contact
-    com_rate_m_s: float = 0.2
+    com_rate_m_s: float = 0.3
     #: stance contacts are commanded this far *below* their planned point: a preload against the compliance of
     #: the position servos, so all three contacts of a tripod stay loaded instead of the body rocking on a diagonal
     press_m: float = 0.0
+    #: ground-seeking reflex: a planned-stance limb that senses no touch has its target lowered at this speed
+    #: (m/s, up to ``seek_max_m``) until it touches; released at the same speed once it does (0 disables)
+    seek_m_s: float = 0.0
+    seek_max_m: float = 0.05
     stop_after_s: float = math.inf  #: end the run at this plan time (short tests); default: the whole plan
 
 
@@ -211,6 +217,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     bp_in, bR_in = sensed_base(sim)
     com_i = np.zeros(2)
     c_lim = None
+    seek = np.zeros(4)
     t0 = sim.time
     T = min(plan.duration_s, cfg.stop_after_s)
     fell, fall_t, reason = False, math.nan, ""
@@ -228,6 +235,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
             break
         if k % n_per_solve == 0:
             sites = sim.contact_site_pos()
+            touch, force = sim.limb_contacts()
             cur = plan.sample(tg)
             # CoM gate: hold the plan clock before a lift until the measured CoM is inside the coming triangle
             hold = False
@@ -248,7 +256,6 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
                 q_s = sim.joint_q()
                 bp, bR = sensed_base(sim)
             nxt = cur if hold else plan.sample(min(T, tg + T_solve))
-            touch, force = sim.limb_contacts()
             used = stance_src(tg, nxt.stance, touch, force)
             if cfg.com_modulation and cfg.lookahead_s > 0:
                 ahead = used.copy()
@@ -269,6 +276,12 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
                         targets[i, :2] = touchdown[i, :2]
             if cfg.press_m > 0:
                 targets[nxt.stance, 2] -= cfg.press_m
+            if cfg.seek_m_s > 0:
+                want = nxt.stance & cur.stance & ~touch
+                seek = np.where(want, np.minimum(seek + cfg.seek_m_s * T_solve, cfg.seek_max_m),
+                                np.maximum(seek - cfg.seek_m_s * T_solve, 0.0))
+                seek[~nxt.stance] = 0.0
+                targets[:, 2] -= seek
             pelvis_t = getattr(nxt, "pelvis_target", None)
             com_des = getattr(nxt, "com_xy", None)
             # support polygon of the stance set: sensed positions of the limbs in the set
@@ -526,6 +539,47 @@ def plot_support_stances(arr, st: TrackStats, path, title="", n_phases=4):
     return path
 
 
+def plot_compare(run_dirs, path, labels=None):
+    """Without vs with modulation (Fig 4.23 companion): per tripod phase the min margin of the measured CoM in the
+    measured support triangle (bars; the 0.02 m goal dashed), and the top view of the measured CoM path over the
+    contacts. ``run_dirs``: output directories of this runner (``logs/trial_00.npz``)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = labels or [Path(d).name for d in run_dirs]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
+    w = 0.8 / len(run_dirs)
+    for k, (d, lab) in enumerate(zip(run_dirs, labels)):
+        arr = dict(np.load(Path(d) / "logs" / "trial_00.npz"))
+        ph = tripod_phase_margins(arr)
+        x = np.arange(len(ph))
+        a1.bar(x + k * w, [p["min_margin_m"] for p in ph], w, label=lab)
+        if k == 0:
+            a1.set_xticks(x + 0.4 - w / 2, [f"c{p['cycle']} {p['swing']}" for p in ph], rotation=60, fontsize=7)
+        m = arr["cycle_index"] >= 0
+        a2.plot(arr["com_pos_m"][m, 0], arr["com_pos_m"][m, 1], "-", lw=1.5, label=f"CoM, {lab}")
+        tch = arr["contact_in_touch"] & m[:, None]
+        for i in range(4):
+            a2.plot(arr["contact_pos_m"][tch[:, i], i, 0], arr["contact_pos_m"][tch[:, i], i, 1], ".", ms=1.5,
+                    color=f"C{k}", alpha=0.3)
+    a1.axhline(0.02, ls="--", color="k", lw=0.8, label="goal 0.02 m")
+    a1.axhline(0.0, color="k", lw=0.5)
+    a1.set_ylabel("min tripod margin (m)")
+    a1.legend(fontsize=7)
+    a1.grid(alpha=0.3)
+    a2.set_aspect("equal")
+    a2.set_xlabel("x (m)")
+    a2.set_ylabel("y (m)")
+    a2.legend(fontsize=7)
+    a2.grid(alpha=0.3)
+    a2.set_title("measured CoM path; dots: contacts in touch")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def print_table(rows: list[dict], cols: list[tuple[str, str, str]]) -> str:
     head = "| " + " | ".join(c[1] for c in cols) + " |\n|" + "---|" * len(cols) + "\n"
     body = ""
@@ -591,14 +645,14 @@ def run_one(a, label=None, quiet=False, video=None):
 
 def add_gait_args(ap):
     ap.add_argument("--cycles", type=int, default=10)
-    ap.add_argument("--hand-x", type=float, default=0.62, help="m, nominal wrists ahead of the knee midpoint")
-    ap.add_argument("--hand-y", type=float, default=0.36, help="m, nominal half width of the wrists")
-    ap.add_argument("--knee-y", type=float, default=0.22, help="m, nominal half width of the knees")
-    ap.add_argument("--stride", type=float, default=0.30, help="m per cycle")
+    ap.add_argument("--hand-x", type=float, default=0.66, help="m, nominal wrists ahead of the knee midpoint")
+    ap.add_argument("--hand-y", type=float, default=0.22, help="m, nominal half width of the wrists")
+    ap.add_argument("--knee-y", type=float, default=0.26, help="m, nominal half width of the knees")
+    ap.add_argument("--stride", type=float, default=0.20, help="m per cycle")
     ap.add_argument("--lift-hand", type=float, default=0.08)
     ap.add_argument("--lift-knee", type=float, default=0.05)
-    ap.add_argument("--t-shift", type=float, default=0.35, help="s, CoM shift before each lift")
-    ap.add_argument("--t-swing", type=float, default=0.35, help="s, swing")
+    ap.add_argument("--t-shift", type=float, default=0.8, help="s, CoM shift before each lift")
+    ap.add_argument("--t-swing", type=float, default=0.6, help="s, swing")
     ap.add_argument("--backward", action="store_true")
     ap.add_argument("--turn-deg", type=float, default=0.0, help="yaw of the contact pattern per cycle, deg")
     ap.add_argument("--plan-margin", type=float, default=0.04, help="planned CoM margin in each tripod, m")
@@ -611,7 +665,7 @@ def track_config_from_args(a) -> TrackConfig:
     return TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
                        margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
-                       press_m=a.press, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
+                       press_m=a.press, seek_m_s=a.seek, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else ())
 
 
@@ -623,16 +677,17 @@ def add_track_args(ap):
     ap.add_argument("--gate-timeout", type=float, default=2.0, help="s, longest CoM-gate hold per lift")
     ap.add_argument("--com-ki", type=float, default=0.0, help="1/s, integral of the CoM error (modulation only)")
     ap.add_argument("--press", type=float, default=0.0, help="m, stance contacts commanded below the floor")
-    ap.add_argument("--com-rate", type=float, default=0.2, help="m/s, rate limit of the modulated CoM target")
+    ap.add_argument("--seek", type=float, default=0.0, help="m/s, ground-seeking reflex of untouched stance limbs")
+    ap.add_argument("--com-rate", type=float, default=0.3, help="m/s, rate limit of the modulated CoM target")
     ap.add_argument("--lookahead", type=float, default=0.6, help="s, modulation anticipates lifts this far ahead")
-    ap.add_argument("--hold-ori", default="l_lleg,r_lleg,pelvis",
+    ap.add_argument("--hold-ori", default="l_lleg,r_lleg,utorso",
                     help="comma-separated frames whose world orientation is held (yawed with the heading)")
     ap.add_argument("--stance-weight", type=float, default=10.0)
     ap.add_argument("--com-weight", type=float, default=10.0)
     ap.add_argument("--com-modulation", action="store_true")
     ap.add_argument("--stance", choices=STANCE_SOURCES, default="planned")
     ap.add_argument("--root", choices=ROOT_CHOICES, default="floating")
-    ap.add_argument("--margin", type=float, default=0.04, help="CoM modulation margin, m")
+    ap.add_argument("--margin", type=float, default=0.07, help="CoM modulation margin, m")
     ap.add_argument("--solve-hz", type=float, default=50.0)
     ap.add_argument("--sag-ki", type=float, default=2.0)
     ap.add_argument("--hold", choices=["planned", "touchdown"], default="planned")
@@ -668,8 +723,13 @@ def main(argv=None):
     add_gait_args(ap)
     add_track_args(ap)
     ap.add_argument("--out", default="reports/iik_crawl")
+    ap.add_argument("--compare", nargs="+", metavar="RUN_DIR",
+                    help="only plot per-phase margins + CoM paths of finished runs into <out>/compare.png")
     a = ap.parse_args(argv)
     out = Path(a.out)
+    if a.compare:
+        print(plot_compare(a.compare, out / "compare.png"))
+        return 0
     cmd = "python -m atlas_crawl_mujoco.iik_crawl " + " ".join(argv if argv is not None else sys.argv[1:])
     arr, st, summ, row = run_one(a, video=str(out / "video.mp4") if a.video else None)
     write_outputs(out, arr, st, summ, row, row["label"], command=cmd)
