@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -57,6 +58,11 @@ void init_python_once()
       dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
     }
     if (!Py_IsInitialized()) {
+      // The PyPI ROS 2 wheels (embedded default / scratch builds) install a .pth hook that re-exec()s the
+      // interpreter once to fix LD_LIBRARY_PATH; inside a host process that would replace controller_manager / gz
+      // with a bare python. The host already has its libraries loaded: mark the bootstrap as done. (No effect on a
+      // stock /opt/ros install, which has no such hook.)
+      setenv("_ROS_WHEELS_BOOTSTRAP_COMPLETE", "1", 0);
       py::initialize_interpreter(false /* leave SIGINT to the host */);
       PyEval_SaveThread();  // release the GIL taken by initialisation; every user acquires it explicitly
     }
