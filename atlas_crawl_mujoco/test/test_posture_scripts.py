@@ -1,7 +1,7 @@
 """Tests of the posture / transition scripts (prone, init_crawl_stance_from_prone, kneel, rolls) and the video path.
 
-Physics tests run one script each (≈ 16-25 s of sim time). Known-failing designs are marked xfail with the reason
-(strict: an unexpected pass is reported), so the suite tells when they start to work.
+Physics tests run one script each (≈ 16-25 s of sim time). kneel is work in progress (squat + lean work, the
+knees-down transition does not): only its loading/validation is tested here; run_sequence kneel shows its state.
 """
 import os
 
@@ -12,7 +12,7 @@ from atlas_crawl_controller.keyframes import load_script, mirror_q, named_pose
 from atlas_crawl_mujoco.run_sequence import front_up, run_sequence
 
 NEW_SCRIPTS = ["prone", "init_crawl_stance_from_prone", "lie_down", "roll_to_back_from_left",
-               "roll_to_back_from_right", "roll_to_belly"]
+               "roll_to_back_from_right", "roll_to_belly", "kneel"]
 
 
 @pytest.mark.parametrize("name", NEW_SCRIPTS)
