@@ -54,6 +54,8 @@ SEED_PITCH_RAD = 1.25
 
 #: Contact spheres (body, sphere name prefix) per limb LW, RW, LK, RK.
 CONTACT_BODIES = ("l_hand", "r_hand", "l_lleg", "r_lleg")
+#: diagonal partner of each limb (LW-RK, RW-LK)
+DIAGONAL = (3, 2, 1, 0)
 
 CRAWL_DEFAULTS = dict(
     stride_m=0.20,            # contact advance per cycle (negative = backward)
@@ -67,7 +69,14 @@ CRAWL_DEFAULTS = dict(
     lift_hand_m=0.07, lift_knee_m=0.05,
     swing_frac=0.5,           # the lift key-frame puts the limb this fraction of the way to its goal
     press_m=0.01,             # place targets this far below the floor-touching height (servo sag)
+    sag_comp=1.0,             # servo-sag compensation factor (command = IK angles + sag_comp * tau/Kp)
+    com_bias=None,            # {limb: [dx, dy]} measured physics CoM error at that limb's lift (search_gait ilc)
+    kin_margin_m=0.035,       # with com_bias: the kinematic plan keeps at least this margin (check_gaits)
+    press_diag_m=0.0,         # lift/place: the stance limb diagonal to the swing limb is targeted this far below
+                              # the floor (it unloads first when the body rocks about the other diagonal)
     t_stance_s=0.6, t_shift_s=0.5, t_lift_s=0.3, t_place_s=0.3,
+    t_shift_knee_s=0.0,       # > 0: own duration of the shifts before a knee lift (the CoM lags most there)
+    t_hold_s=0.0,             # > 0: hold the shifted pose this long before the lift (the body settles)
     order=("LW", "RK", "RW", "LK"),
     turn_rad=0.0,
 )
@@ -77,7 +86,10 @@ TURN_DEFAULTS = dict(CRAWL_DEFAULTS, stride_m=0.0, turn_rad=0.35)
 #: Parameter sets that produced the shipped scripts (updated from search_gait results).
 PRESETS = {
     # search_gait crawl_forward --params stride_m t_shift_s t_lift_s t_place_s margin_m (23 evaluations, 3 cycles)
-    "crawl_forward": dict(stride_m=0.273, t_shift_s=0.382, t_lift_s=0.21, t_place_s=0.209, margin_m=0.057),
+    # + CoM lead 0.04 m (the knees reach their goals: IK error 81 -> 39 mm) and low swings (3.5/3.0 cm);
+    # the start stance (K0 = crawl_stance.yaml) is unchanged by these
+    "crawl_forward": dict(stride_m=0.273, t_shift_s=0.382, t_lift_s=0.21, t_place_s=0.209, margin_m=0.057,
+                          com_lead_m=0.04, lift_hand_m=0.035, lift_knee_m=0.03),
     "crawl_backward": dict(stride_m=-0.20, com_x_m=0.20, order=("LK", "RW", "RK", "LW")),
     "turn_left": dict(turn_rad=0.6, margin_m=0.06),
 }
@@ -102,9 +114,13 @@ def _rot_err(R_target, R):
     return v
 
 
-def com_in_triangle(com_xy, tri_xy, margin, lead_dir=None, lead=0.0, step=0.004):
+def com_in_triangle(com_xy, tri_xy, margin, lead_dir=None, lead=0.0, step=0.004, bias=None, kin_margin=None):
     """Point closest to ``com_xy + lead * lead_dir`` whose static margin in ``tri_xy`` is >= ``margin``
-    (grid search); the best-margin point if none reaches it."""
+    (grid search); the best-margin point if none reaches it.
+
+    ``bias`` (2,): measured physics CoM error (physics − plan, see ``search_gait ilc``). Then the point is chosen
+    so that ``point + bias`` has the margin ``margin`` AND the point itself (the kinematic plan) keeps at least
+    ``kin_margin`` (default ``margin``; check_gaits measures the plan)."""
     tri = np.asarray(tri_xy, float)
     goal = np.asarray(com_xy, float) + (0 if lead_dir is None else lead * np.asarray(lead_dir, float))
     lo, hi = tri.min(0), tri.max(0)
@@ -121,6 +137,19 @@ def com_in_triangle(com_xy, tri_xy, margin, lead_dir=None, lead=0.0, step=0.004)
         e = p1 - p0
         n = np.array([-e[1], e[0]]) / np.linalg.norm(e)
         mg = np.minimum(mg, (pts - p0) @ n)
+    if bias is not None and np.any(bias):
+        mgb = np.full(len(pts), np.inf)
+        pb = pts + np.asarray(bias, float)
+        for p0, p1 in ((a, b), (b, c), (c, a)):
+            e = p1 - p0
+            n = np.array([-e[1], e[0]]) / np.linalg.norm(e)
+            mgb = np.minimum(mgb, (pb - p0) @ n)
+        km = margin if kin_margin is None else kin_margin
+        ok = (mgb >= margin) & (mg >= km)
+        if not np.any(ok):
+            return pts[int(np.argmax(np.minimum(mgb, mg)))]
+        cand = pts[ok]
+        return cand[int(np.argmin(np.linalg.norm(cand - goal, axis=1)))]
     ok = mg >= margin
     if not np.any(ok):
         return pts[int(np.argmax(mg))]
@@ -269,6 +298,7 @@ class CrawlDesigner:
     def crawl(self, **kw):
         """Periodic, mirror-symmetric crawl cycle. Returns (key-frame dicts, parameters)."""
         p = dict(CRAWL_DEFAULTS, **kw)
+        self.sag_comp = float(p["sag_comp"])
         s = float(p["stride_m"])
         order = [LIMB_NAMES.index(n) for n in p["order"]]
         first = order[:2]
@@ -285,15 +315,20 @@ class CrawlDesigner:
         for li in first:
             name = LIMB_NAMES[li]
             tri = np.array([j != li for j in range(4)])
-            com_xy = com_in_triangle(self.com(qpos)[:2], contacts[tri, :2], p["margin_m"], u, p["com_lead_m"])
+            com_xy = com_in_triangle(self.com(qpos)[:2], contacts[tri, :2], p["margin_m"], u, p["com_lead_m"],
+                                     bias=(p["com_bias"] or {}).get(name), kin_margin=p["kin_margin_m"])
             qpos, err = self.solve(qpos, contacts, com_xy, 0.0, pz, pitch)
-            kfs.append(self._kf(f"shift_for_{name}", qpos, contacts, np.ones(4, bool), p["t_shift_s"], err, tri))
+            t_sh = p["t_shift_knee_s"] if (li >= 2 and p["t_shift_knee_s"] > 0) else p["t_shift_s"]
+            kfs.append(self._kf(f"shift_for_{name}", qpos, contacts, np.ones(4, bool), t_sh, err, tri))
+            if p["t_hold_s"] > 0:
+                kfs.append(self._kf(f"hold_for_{name}", qpos, contacts, np.ones(4, bool), p["t_hold_s"], err, tri))
             goal = contacts[li].copy()
             goal[0] += s
             lift = contacts[li] + p["swing_frac"] * (goal - contacts[li])
             lift[2] += p["lift_hand_m"] if li < 2 else p["lift_knee_m"]
             tg = contacts.copy()
             tg[li] = lift
+            tg[DIAGONAL[li], 2] -= p["press_diag_m"]
             qpos, err = self.solve(qpos, tg, com_xy, 0.0, pz, pitch)
             kfs.append(self._kf(f"lift_{name}", qpos, tg, tri, p["t_lift_s"], err))
             tg[li] = goal - np.array([0, 0, p["press_m"]])
@@ -323,6 +358,7 @@ class CrawlDesigner:
     def turn(self, **kw):
         """Periodic turn-on-the-spot cycle (rotation ``turn_rad`` per cycle, + = left)."""
         p = dict(TURN_DEFAULTS, **kw)
+        self.sag_comp = float(p["sag_comp"])
         th = float(p["turn_rad"])
         order = [LIMB_NAMES.index(n) for n in p["order"]]
         nominal = self._nominal(p)
@@ -337,7 +373,8 @@ class CrawlDesigner:
         for li in order:
             name = LIMB_NAMES[li]
             tri = np.array([j != li for j in range(4)])
-            com_xy = com_in_triangle(self.com(qpos)[:2], contacts[tri, :2], p["margin_m"])
+            com_xy = com_in_triangle(self.com(qpos)[:2], contacts[tri, :2], p["margin_m"],
+                                     bias=(p["com_bias"] or {}).get(name), kin_margin=p["kin_margin_m"])
             qpos, err = self.solve(qpos, contacts, com_xy, heading, pz, pitch)
             kfs.append(self._kf(f"shift_for_{name}", qpos, contacts, np.ones(4, bool), p["t_shift_s"], err, tri))
             r = nominal[li, :2] - centre
@@ -347,6 +384,7 @@ class CrawlDesigner:
             lift[2] += p["lift_hand_m"] if li < 2 else p["lift_knee_m"]
             tg = contacts.copy()
             tg[li] = lift
+            tg[DIAGONAL[li], 2] -= p["press_diag_m"]
             heading += th / 4
             qpos, err = self.solve(qpos, tg, com_xy, heading - th / 8, pz, pitch)
             kfs.append(self._kf(f"lift_{name}", qpos, tg, tri, p["t_lift_s"], err))
@@ -423,6 +461,8 @@ def parse_sets(sets):
         k, v = s.split("=", 1)
         if k == "order":
             out[k] = tuple(v.split(","))
+        elif k == "com_bias":
+            out[k] = json.loads(v)
         else:
             out[k] = float(v)
     return out
