@@ -4,14 +4,22 @@
         [--root floating|l_wrist_contact|r_wrist_contact|l_knee_contact|r_knee_contact] [--unfriendly 0.25] \
         --out reports/iik_crawl
 
-Loop (physics 1 kHz): every ``1/solve_hz`` s (default 50 Hz, thesis Table 4.4: ≥ 50 Hz) the IIK re-solves from the
-**sensed** joint angles and the **measured** pelvis pose (floating form) for the gait targets one solve period
-ahead; the joint command is linearly interpolated between solves at the 1 kHz servo rate, plus a slow integral of
-the joint tracking error (the position servos sag under load; ``--sag-ki``).
+Loop (physics 1 kHz): every ``1/solve_hz`` s (default 50 Hz, thesis Table 4.4: ≥ 50 Hz) the IIK solves for the gait
+targets one solve period ahead, seeded (``--seed-mode internal``, default) by its own previous solution — joints and
+base pose, thesis Eq. 4.14 ``q_t = q_{t−1} + …`` — so the commands form one kinematically consistent trajectory;
+``--seed-mode sensed`` re-seeds from the sensed joints and measured pelvis pose every tick (the colleague's first
+loop: servo sag and every wobble feed back into the plan; it fell in cycle 0). The command is interpolated between
+solves at the 1 kHz servo rate, plus a slow integral of the joint tracking error (servo sag, ``--sag-ki``) that starts
+bumpless (θ_cmd = θ + τ/Kp of the settled pose). Orientation holds (``--hold-ori``: shins parallel to the floor so
+the feet stay off it, the upper torso level so the CoM task cannot fold the back — thesis §4.3.3's "bending the whole
+body at the back").
 
 Stance contacts are held at their planned world positions, the swing contact follows the parabolic arc, the CoM
 target is the gait's planned one (``--com-modulation`` off: tracked as given, the IIK's built-in CoM task) or the
-margin-respecting point of the support polygon of the stance set (``--com-modulation``, :mod:`com_modulation`).
+margin-respecting point of the support polygon of the stance set (``--com-modulation``, :mod:`com_modulation`;
+anticipating the next lift by ``--lookahead`` s, rate limited to ``--com-rate`` m/s, optional CoM-error integral
+``--com-ki``). Optional closed-loop "wait for the CoM" gate (``--gate-margin``): the plan clock stops before a lift
+until the measured CoM has that margin in the measured coming triangle. Deterministic (no wall-clock dependence).
 
 Writes ``<out>/logs/trial_00.npz`` (the 100 Hz log contract), the atlas_crawl_eval report (``report.md`` with
 velocity/drift/turn/slip/margins beside the thesis), ``iik_stats.json`` (solve rate, iterations, IIK error,
