@@ -90,8 +90,12 @@ PRESETS = {
     # the start stance (K0 = crawl_stance.yaml) is unchanged by these
     "crawl_forward": dict(stride_m=0.273, t_shift_s=0.382, t_lift_s=0.21, t_place_s=0.209, margin_m=0.057,
                           com_lead_m=0.04, lift_hand_m=0.035, lift_knee_m=0.03),
-    "crawl_backward": dict(stride_m=-0.20, com_x_m=0.20, order=("LK", "RW", "RK", "LW")),
-    "turn_left": dict(turn_rad=0.6, margin_m=0.06),
+    # low swings (3.5/3.0 cm) allow 0.2 s lifts/places; sag_comp 0.6; short stance dwell (full loop)
+    "crawl_backward": dict(stride_m=-0.26, com_x_m=0.20, order=("LK", "RW", "RK", "LW"), margin_m=0.038,
+                           lift_hand_m=0.035, lift_knee_m=0.03, sag_comp=0.6, t_stance_s=0.2, t_shift_s=0.46,
+                           t_lift_s=0.2, t_place_s=0.2),
+    "turn_left": dict(turn_rad=0.65, margin_m=0.06, lift_hand_m=0.035, lift_knee_m=0.03, t_shift_s=0.55,
+                      t_lift_s=0.18, t_place_s=0.18),
 }
 
 
