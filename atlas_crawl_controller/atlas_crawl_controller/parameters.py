@@ -24,7 +24,8 @@ Supported validators (gpl names): ``bounds<>``, ``lt<>``, ``gt<>``, ``lt_eq<>``,
 ``fixed_size<>``, ``size_gt<>``, ``size_lt<>``, ``not_empty<>``, ``unique<>``, ``element_bounds<>``, ``subset_of<>``.
 Unknown validator names raise at load time (a typo must not silently disable a check).
 
-Plain classes use :func:`load_parameter_file` + :meth:`ParameterSet.values` (no ROS import).  Nodes use
+Plain classes use :func:`load_parameter_file` + :meth:`ParameterSet.values` (no ROS import); flat files read as a
+plain dict (atlas_crawl_mujoco, atlas_crawl_eval) use :func:`load_param_dict`.  Nodes use
 :func:`declare_ros_parameters` which declares every parameter with a :class:`rcl_interfaces.msg.ParameterDescriptor`
 (description incl. units, ``FloatingPointRange``/``IntegerRange`` for two-sided bounds, the other validators in
 ``additional_constraints``, ``read_only``) and :func:`add_validating_callback` which validates a set-parameters
@@ -47,6 +48,7 @@ __all__ = [
     "ParameterSet",
     "ParamValues",
     "load_parameter_file",
+    "load_param_dict",
     "config_path",
     "declare_ros_parameters",
     "add_validating_callback",
@@ -305,9 +307,15 @@ def _flatten(d: Mapping, prefix: str = "") -> Dict[str, Any]:
     return out
 
 
-def config_path(filename: str, package: str = "atlas_crawl_controller") -> str:
-    """Path of ``config/<filename>``: the installed share dir if ament_index finds it, else the source tree."""
-    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", filename)
+def config_path(filename: str, package: str = "atlas_crawl_controller", source_dir: Optional[str] = None) -> str:
+    """Path of ``config/<filename>`` of ``package``: the source tree if it is there, else the installed share dir.
+
+    ``source_dir`` is the directory holding the package's ``config/`` in the source tree (default: this package's,
+    so pass it when ``package`` is another one); then ament_index, then every ``AMENT_PREFIX_PATH`` entry.
+    """
+    if source_dir is None:
+        source_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.abspath(os.path.join(source_dir, "config", filename))
     if os.path.exists(here):
         return here
     try:  # installed (colcon install, non-symlink): share/<pkg>/config
@@ -331,6 +339,35 @@ def load_parameter_file(path_or_name: str, namespace: Optional[str] = None) -> P
     with open(path) as f:
         data = yaml.safe_load(f)
     return ParameterSet.from_dict(data, namespace)
+
+
+def load_param_dict(path: str, overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """Defaults of a one-namespace gpl YAML (absolute or cwd-relative ``path``) updated with flat ``overrides``.
+
+    A plain ``dict`` in definition order, every value coerced and validated, for the flat parameter files of the
+    MuJoCo backend and the evaluation harness.  Raises :class:`ParameterError` (a ValueError) naming the parameter:
+    "unknown parameter ...", "... outside bounds [lo, hi] ...", "... not one of [...] ..." (the wording those
+    packages' callers and tests rely on), or the type error for parameters without bounds/one_of.
+    """
+    path = os.path.abspath(path)
+    pset = load_parameter_file(path)
+    out = pset.defaults()
+    for name, value in (overrides or {}).items():
+        spec = pset.specs.get(name)
+        if spec is None:
+            raise ParameterError(f"unknown parameter '{name}' (known: {sorted(pset.specs)}) in {path}")
+        try:
+            out[name] = spec.check(value)
+        except ParameterError as e:
+            if "bounds<>" in spec.validation:
+                lo, hi = spec.validation["bounds<>"]
+                raise ParameterError(f"parameter '{name}'={value!r} outside bounds [{lo}, {hi}] ({path}): {e}") \
+                    from None
+            if "one_of<>" in spec.validation:
+                raise ParameterError(f"parameter '{name}'={value!r} not one of {spec.validation['one_of<>'][0]} "
+                                     f"({path}): {e}") from None
+            raise
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------------------

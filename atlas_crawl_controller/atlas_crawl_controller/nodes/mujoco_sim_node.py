@@ -317,10 +317,7 @@ def _physics_parameter_set() -> Optional[ParameterSet]:
     """atlas_crawl_mujoco's physics parameters (read-only here: changing them needs a new model)."""
     try:
         from atlas_crawl_mujoco.params import default_param_file
-        import yaml
-        with open(default_param_file()) as f:
-            data = yaml.safe_load(f)
-        ps = ParameterSet.from_dict(data)
+        ps = load_parameter_file(default_param_file())
         return _prefixed(ps, "physics.", read_only=True)
     except Exception:
         return None
