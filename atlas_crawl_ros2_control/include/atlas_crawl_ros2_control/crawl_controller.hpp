@@ -80,7 +80,7 @@ public:
     const rclcpp::Time & time, const rclcpp::Duration & period) override;
 
 private:
-  struct Python;  // pybind11 objects (bridge, bound methods, buffers) — defined in the .cpp
+  struct Python;  // pybind11 objects (bridge, bound methods) — defined in the .cpp (pimpl)
   using ReferenceMsg = atlas_crawl_msgs::msg::ControllerReference;
   using StatusMsg = atlas_crawl_msgs::msg::ControllerStatus;
 
