@@ -22,16 +22,17 @@ import time
 from typing import Optional
 
 import numpy as np
-import rclpy
 from atlas_crawl_msgs.msg import ContactState, SupportState
 from geometry_msgs.msg import PoseStamped
-from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
 from .. import contact_inference as ci
-from ..parameters import add_validating_callback, declare_ros_parameters, load_parameter_file
+from ..cartesian import quat_xyzw_to_R
+from ..parameters import load_parameter_file
 from ..robot_info import CONTACT_FRAMES, JOINT_INDEX
 from . import topics
+from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import pose_msg_to_array, support_to_msg
 
 METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.METHOD_VELOCITY,
@@ -48,21 +49,11 @@ def _pset():
     return ps
 
 
-def quat_xyzw_to_R(q) -> np.ndarray:
-    x, y, z, w = (float(v) for v in q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-class ContactInferenceNode(LifecycleNode):
+class ContactInferenceNode(ReleasingLifecycleNode):
     def __init__(self, node_name: str = "contact_inference", **kwargs):
         super().__init__(node_name, **kwargs)
         self._pset = _pset()
-        self.params = declare_ros_parameters(self, self._pset)
-        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
+        declare_validated_parameters(self, self._pset, self._apply_params)
         self._lock = threading.Lock()
         self._active = False
         self._estimator: Optional[ci.ContactInference] = None
@@ -92,8 +83,7 @@ class ContactInferenceNode(LifecycleNode):
             rate_changed = new["rate_hz"] != self.params["rate_hz"]
             self.params = new
         if rate_changed and self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / new["rate_hz"], self._on_timer)
+            self._restart_timer(new["rate_hz"])
         return None
 
     # ------------------------------------------------------------------ lifecycle
@@ -118,7 +108,7 @@ class ContactInferenceNode(LifecycleNode):
                 self.create_subscription(JointState, topics.JOINT_STATES, self._on_js, 10),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10),
             ]
-            self._timer = self.create_timer(1.0 / self.params["rate_hz"], self._on_timer)
+            self._restart_timer(self.params["rate_hz"])
             self.get_logger().info(f"configured (method {self.params['method']})")
             return TransitionCallbackReturn.SUCCESS
         except Exception as e:
@@ -139,34 +129,13 @@ class ContactInferenceNode(LifecycleNode):
     def _release(self):
         with self._lock:
             self._active = False
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-        for s in self._subs:
-            self.destroy_subscription(s)
-        self._subs = []
+        self._destroy_timer_and_subscriptions()
         if self._pub is not None:
             self.destroy_lifecycle_publisher(self._pub)
             self._pub = None
         self._model = None
         self._estimator = None
         self._js = self._pose = None
-
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self.get_logger().error(f"error processing (from {state.label}): releasing resources → unconfigured")
-        try:
-            self._release()
-        except Exception:
-            return TransitionCallbackReturn.FAILURE   # → finalized
-        return TransitionCallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ data
     def _on_js(self, msg: JointState):
@@ -223,18 +192,7 @@ class ContactInferenceNode(LifecycleNode):
 
 
 def main(args=None):
-    from rclpy.executors import MultiThreadedExecutor
-    rclpy.init(args=args)
-    node = ContactInferenceNode()
-    ex = MultiThreadedExecutor(num_threads=2)
-    ex.add_node(node)
-    try:
-        ex.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(ContactInferenceNode, num_threads=2, args=args)
 
 
 if __name__ == "__main__":

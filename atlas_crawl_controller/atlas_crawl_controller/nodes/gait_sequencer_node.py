@@ -42,14 +42,14 @@ from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, SupportS
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from .. import gait_sequencer as gs
 from ..controller_core import Mode, Reference
-from ..parameters import add_validating_callback, declare_ros_parameters
 from . import topics
+from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg
 
 ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL)}
@@ -82,12 +82,11 @@ class _UuidActionServer(ActionServer):
         return await super()._execute_goal_request(request_header_and_message)
 
 
-class GaitSequencerNode(LifecycleNode):
+class GaitSequencerNode(ReleasingLifecycleNode):
     def __init__(self, node_name: str = "gait_sequencer", **kwargs):
         super().__init__(node_name, **kwargs)
         self._pset = gs.parameter_set()
-        self.params = declare_ros_parameters(self, self._pset)
-        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
+        declare_validated_parameters(self, self._pset, self._apply_params)
         self._lock = threading.RLock()
         self._active = False
         self._busy: Optional[str] = None            # description of the running goal (set in the goal callback)
@@ -131,8 +130,7 @@ class GaitSequencerNode(LifecycleNode):
             rate_changed = new["rate_hz"] != self.params["rate_hz"]
             self.params = new
         if rate_changed and self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / new["rate_hz"], self._on_timer, callback_group=self._cb_timer)
+            self._restart_timer(new["rate_hz"], callback_group=self._cb_timer)
         return None
 
     # ------------------------------------------------------------------ lifecycle
@@ -161,8 +159,7 @@ class GaitSequencerNode(LifecycleNode):
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
                                          callback_group=self._cb_timer),
             ]
-            self._timer = self.create_timer(1.0 / self.params["rate_hz"], self._on_timer,
-                                            callback_group=self._cb_timer)
+            self._restart_timer(self.params["rate_hz"], callback_group=self._cb_timer)
             return TransitionCallbackReturn.SUCCESS
         except Exception as e:
             self.get_logger().error(f"configure error: {type(e).__name__}: {e}")
@@ -191,33 +188,12 @@ class GaitSequencerNode(LifecycleNode):
         self._stop_goal("gait_sequencer cleaned up / shut down")
         with self._lock:
             self._active = False
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-        for s in self._subs:
-            self.destroy_subscription(s)
-        self._subs = []
+        self._destroy_timer_and_subscriptions()
         if self._pub_ref is not None:
             self.destroy_lifecycle_publisher(self._pub_ref)
             self._pub_ref = None
         with self._lock:
             self._seq = None
-
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return TransitionCallbackReturn.SUCCESS
-
-    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self.get_logger().error(f"error processing (from {state.label}): releasing resources → unconfigured")
-        try:
-            self._release()
-        except Exception:
-            return TransitionCallbackReturn.FAILURE
-        return TransitionCallbackReturn.SUCCESS
 
     # ------------------------------------------------------------------ inputs
     def _on_status(self, msg: ControllerStatus):
@@ -431,18 +407,7 @@ class GaitSequencerNode(LifecycleNode):
 
 
 def main(args=None):
-    from rclpy.executors import MultiThreadedExecutor
-    rclpy.init(args=args)
-    node = GaitSequencerNode()
-    ex = MultiThreadedExecutor(num_threads=6)
-    ex.add_node(node)
-    try:
-        ex.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(GaitSequencerNode, num_threads=6, args=args)
 
 
 if __name__ == "__main__":

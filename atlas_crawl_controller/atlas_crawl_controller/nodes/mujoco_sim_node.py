@@ -37,9 +37,11 @@ from std_srvs.srv import Trigger
 from .. import contact_inference as ci
 from ..controller_core import CrawlControllerCore, State
 from ..controller_core import parameter_set as controller_parameter_set
-from ..parameters import ParameterSet, add_validating_callback, declare_ros_parameters, load_parameter_file
+from ..cartesian import quat_xyzw_to_R
+from ..parameters import ParameterSet, declare_ros_parameters, load_parameter_file
 from ..robot_info import JOINT_NAMES
 from . import topics
+from ._common import declare_validated_parameters, spin_node
 from .conversions import reference_from_msg, status_to_msg, support_to_msg
 
 PARAMETER_FILE = "mujoco_sim_node_parameters.yaml"
@@ -69,11 +71,10 @@ class MujocoSimNode(Node):
         self._pset = load_parameter_file(PARAMETER_FILE)
         self._ctrl_pset = _prefixed(controller_parameter_set(), "controller.")
         phys = _physics_parameter_set()
-        self.params = declare_ros_parameters(self, self._pset)
-        self.ctrl_params = declare_ros_parameters(self, self._ctrl_pset)
+        declare_validated_parameters(self, self._pset, self._apply_params)
+        declare_validated_parameters(self, self._ctrl_pset, self._apply_ctrl_params, attr="ctrl_params")
+        # read-only (declared after the two callbacks, which pass parameters of other sets through untouched)
         self.phys_params = declare_ros_parameters(self, phys) if phys is not None else None
-        add_validating_callback(self, self._pset, lambda: self.params, self._apply_params)
-        add_validating_callback(self, self._ctrl_pset, lambda: self.ctrl_params, self._apply_ctrl_params)
 
         physics = dict(sim_overrides or {})
         if self.phys_params is not None:
@@ -305,12 +306,8 @@ class MujocoSimNode(Node):
 
 
 def _quat_wxyz_to_R(q) -> np.ndarray:
-    w, x, y, z = (float(v) for v in q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    w, x, y, z = q
+    return quat_xyzw_to_R((x, y, z, w))
 
 
 def _physics_parameter_set() -> Optional[ParameterSet]:
@@ -324,18 +321,7 @@ def _physics_parameter_set() -> Optional[ParameterSet]:
 
 
 def main(args=None):
-    from rclpy.executors import MultiThreadedExecutor
-    rclpy.init(args=args)
-    node = MujocoSimNode()
-    ex = MultiThreadedExecutor(num_threads=4)
-    ex.add_node(node)
-    try:
-        ex.spin()
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(MujocoSimNode, num_threads=4, args=args)
 
 
 if __name__ == "__main__":
