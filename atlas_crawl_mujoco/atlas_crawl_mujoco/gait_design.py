@@ -95,7 +95,7 @@ PRESETS = {
                            lift_hand_m=0.035, lift_knee_m=0.03, sag_comp=0.6, t_stance_s=0.2, t_shift_s=0.46,
                            t_lift_s=0.2, t_place_s=0.2),
     "turn_left": dict(turn_rad=0.65, margin_m=0.06, lift_hand_m=0.035, lift_knee_m=0.03, t_shift_s=0.55,
-                      t_lift_s=0.18, t_place_s=0.18),
+                      t_lift_s=0.18, t_place_s=0.18, t_stance_s=0.2),
 }
 
 
