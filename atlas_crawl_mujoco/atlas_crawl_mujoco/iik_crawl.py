@@ -158,6 +158,9 @@ class TrackConfig:
     #: (m/s, up to ``seek_max_m``) until it touches; released at the same speed once it does (0 disables)
     seek_m_s: float = 0.0
     seek_max_m: float = 0.05
+    #: support polygon of the modulation: "sensed" = measured contact sites (real world), "targets" = the stance
+    #: targets the IIK holds (its own, internal world: consistent with ``seed="internal"`` even after slip/turn)
+    support: str = "sensed"
     stop_after_s: float = math.inf  #: end the run at this plan time (short tests); default: the whole plan
 
 
@@ -293,7 +296,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
             pelvis_t = getattr(nxt, "pelvis_target", None)
             com_des = getattr(nxt, "com_xy", None)
             # support polygon of the stance set: sensed positions of the limbs in the set
-            sup = sites.copy()
+            sup = sites.copy() if cfg.support == "sensed" else targets.copy()
             t_solve = time.perf_counter()
             dz = nxt.heading_rad - head0
             Rz = np.array([[math.cos(dz), -math.sin(dz), 0], [math.sin(dz), math.cos(dz), 0], [0, 0, 1]])
@@ -673,7 +676,7 @@ def track_config_from_args(a) -> TrackConfig:
     return TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
                        margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
-                       press_m=a.press, seek_m_s=a.seek, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
+                       press_m=a.press, seek_m_s=a.seek, support=a.support, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else ())
 
 
@@ -685,6 +688,8 @@ def add_track_args(ap):
     ap.add_argument("--gate-timeout", type=float, default=2.0, help="s, longest CoM-gate hold per lift")
     ap.add_argument("--com-ki", type=float, default=0.0, help="1/s, integral of the CoM error (modulation only)")
     ap.add_argument("--press", type=float, default=0.0, help="m, stance contacts commanded below the floor")
+    ap.add_argument("--support", choices=["sensed", "targets"], default="sensed",
+                    help="modulation support polygon: measured contacts or the IIK's stance targets")
     ap.add_argument("--seek", type=float, default=0.0, help="m/s, ground-seeking reflex of untouched stance limbs")
     ap.add_argument("--com-rate", type=float, default=0.3, help="m/s, rate limit of the modulated CoM target")
     ap.add_argument("--lookahead", type=float, default=0.6, help="s, modulation anticipates lifts this far ahead")
