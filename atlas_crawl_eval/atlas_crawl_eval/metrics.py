@@ -383,11 +383,12 @@ def margin_series(log: TrialLog, polygon: str = "planned", idx=None) -> np.ndarr
     """Signed static stability margin (m) of the RAW CoM projection (positive inside), thesis §4.1 support-polygon
     check / DESIGN.md §6, at the samples ``idx`` (default all; others are NaN). polygon="planned": hull of the
     contacts that are planned stance AND in touch; "ground": hull of the ground-truth floor contact points
-    (``ground_points_m``, NaN padding dropped). NaN where there is no support point at all. The margin is
+    (``ground_points_m``, NaN padding dropped); "planned_positions": hull of the planned stance contacts
+    whether or not they touch (the thesis' support-polygon plots, Fig 4.4). NaN where there is no support point at all. The margin is
     translation/yaw invariant, so the world horizontal plane gives the same number as the spatial frame.
     Results are cached on the log object (the hull per sample is the expensive part)."""
-    if polygon not in ("planned", "ground"):
-        raise ValueError(f"polygon must be planned|ground, got {polygon!r}")
+    if polygon not in ("planned", "ground", "planned_positions"):
+        raise ValueError(f"polygon must be planned|ground|planned_positions, got {polygon!r}")
     cache = log.__dict__.setdefault("_margin_cache", {})
     if polygon not in cache:
         cache[polygon] = (np.full(log.n, np.nan), np.zeros(log.n, dtype=bool))
@@ -397,6 +398,8 @@ def margin_series(log: TrialLog, polygon: str = "planned", idx=None) -> np.ndarr
     for i in want[~done[want]]:
         if polygon == "planned":
             pts = log.contact_pos_m[i, log.planned_stance[i] & log.contact_in_touch[i], :2]
+        elif polygon == "planned_positions":  # thesis Fig 4.4: the polygon of the limbs meant to support
+            pts = log.contact_pos_m[i, log.planned_stance[i], :2]
         else:
             g = log.ground_points_m[i]
             pts = g[np.all(np.isfinite(g), axis=1), :2]
@@ -418,6 +421,8 @@ class StabilityMetrics:
     tripod_in_touch_fraction: float  # tripod samples whose 3 planned contacts are all in touch
     unsupported_samples: int  # tripod samples with no planned contact in touch (excluded from min/mean)
     per_keyframe_min_m: dict = field(default_factory=dict)  # keyframe_index -> min planned margin
+    planned_positions_min_m: float = float("nan")  # hull of the planned stance contacts, touching or not
+    planned_positions_mean_m: float = float("nan")
 
 
 def stability_metrics(log: TrialLog) -> StabilityMetrics:
@@ -430,6 +435,8 @@ def stability_metrics(log: TrialLog) -> StabilityMetrics:
         return StabilityMetrics(nan, nan, nan, nan, 0, nan, 0, {})
     mp = margin_series(log, "planned", tri)[tri]
     mg = margin_series(log, "ground", tri)[tri]
+    mpp = margin_series(log, "planned_positions", tri)[tri]
+    ppfin = mpp[np.isfinite(mpp)]
     full = np.all(log.contact_in_touch[tri] | ~log.planned_stance[tri], axis=1)
     kf = log.keyframe_index[tri]
     per_kf = {}
@@ -449,6 +456,8 @@ def stability_metrics(log: TrialLog) -> StabilityMetrics:
         tripod_in_touch_fraction=float(full.mean()),
         unsupported_samples=int(np.sum(~np.isfinite(mp))),
         per_keyframe_min_m=per_kf,
+        planned_positions_min_m=float(ppfin.min()) if ppfin.size else nan,
+        planned_positions_mean_m=float(ppfin.mean()) if ppfin.size else nan,
     )
 
 
@@ -487,6 +496,8 @@ def trial_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z
                     "slip_intervals": float(s.n_intervals)})
         st = stability_metrics(log)
         out.update({"margin_min_m": st.min_m, "margin_mean_m": st.mean_m, "ground_margin_min_m": st.ground_min_m,
+                    "planned_polygon_margin_min_m": st.planned_positions_min_m,
+                    "planned_polygon_margin_mean_m": st.planned_positions_mean_m,
                     "ground_margin_mean_m": st.ground_mean_m, "tripod_samples": float(st.n_tripod_samples),
                     "tripod_in_touch_fraction": st.tripod_in_touch_fraction,
                     "margin_min_per_keyframe_m": st.per_keyframe_min_m})

@@ -52,6 +52,8 @@ COMMON_ROWS = [
     ("slip_max_excursion_mm", "Slip, max excursion within an interval", "mm", "{:.2f}"),
     ("margin_min_m", "Static margin, min over tripod phases", "m", "{:.4f}"),
     ("margin_mean_m", "Static margin, mean over tripod phases", "m", "{:.4f}"),
+    ("planned_polygon_margin_min_m", "Static margin (planned stance polygon, thesis Fig 4.4), min", "m", "{:.4f}"),
+    ("planned_polygon_margin_mean_m", "Static margin (planned stance polygon), mean", "m", "{:.4f}"),
     ("ground_margin_min_m", "Static margin (ground-contact polygon), min", "m", "{:.4f}"),
     ("ground_margin_mean_m", "Static margin (ground-contact polygon), mean", "m", "{:.4f}"),
     ("tripod_in_touch_fraction", "Tripod samples with all 3 planned contacts in touch", "", "{:.3f}"),
@@ -87,6 +89,10 @@ DEFINITIONS = {
     "margin_min_m": "min over tripod samples (exactly 3 planned stance) of the signed distance of the raw CoM "
                     "projection to the hull of the planned∩in-touch contacts (positive inside)",
     "margin_mean_m": "same, mean",
+    "planned_polygon_margin_min_m": "min over tripod samples of the signed distance of the raw CoM projection to "
+                                    "the hull of the 3 planned stance contacts, touching or not (the thesis' "
+                                    "support-polygon check, Fig 4.4)",
+    "planned_polygon_margin_mean_m": "same, mean",
     "ground_margin_min_m": "same with the hull of the ground-truth floor contact points",
     "ground_margin_mean_m": "same, mean",
     "tripod_in_touch_fraction": "fraction of tripod samples whose 3 planned contacts are in touch",

@@ -108,5 +108,6 @@ TARGETS["turn_right"] = TARGETS["turn_left"]
 TARGETS["roll_right"] = TARGETS["roll_left"]
 
 # Direction of "better" vs the thesis for each metric (lower magnitude is better unless listed here).
-HIGHER_IS_BETTER = {"distance_per_gait_m", "velocity_m_s", "margin_min_m", "margin_mean_m", "ground_margin_min_m",
+HIGHER_IS_BETTER = {"distance_per_gait_m", "velocity_m_s", "margin_min_m", "margin_mean_m",
+                    "planned_polygon_margin_min_m", "planned_polygon_margin_mean_m", "ground_margin_min_m",
                     "ground_margin_mean_m", "roll_success", "tripod_in_touch_fraction"}

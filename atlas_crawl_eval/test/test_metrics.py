@@ -220,6 +220,21 @@ def test_stability_counts_lost_contacts():
     assert st.tripod_in_touch_fraction == pytest.approx(1 - 10 / len(tri))
 
 
+def test_planned_polygon_margin_ignores_touch_but_strict_margin_does_not():
+    st0 = m.stability_metrics(_stationary_contacts_log())  # (margins are cached per log object)
+    log = _stationary_contacts_log()
+    # all planned contacts in touch: the thesis-style planned polygon equals the strict planned∩touch polygon
+    assert st0.planned_positions_min_m == pytest.approx(st0.min_m, abs=1e-12)
+    tri = np.flatnonzero(log.planned_stance.sum(axis=1) == 3)
+    lifted = tri[:20]
+    for i in lifted:  # one planned stance limb leaves the floor: strict hull degenerates to a segment (<= 0)
+        log.contact_in_touch[i, np.flatnonzero(log.planned_stance[i])[0]] = False
+    st = m.stability_metrics(log)
+    assert st.mean_m < st0.mean_m  # the strict margin sees the lost contact
+    assert st.planned_positions_min_m == pytest.approx(st0.planned_positions_min_m, abs=1e-12)
+    assert st.planned_positions_mean_m == pytest.approx(st0.planned_positions_mean_m, abs=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------ log contract
 def test_log_roundtrip_and_validation(tmp_path):
     log = syn.straight_crawl(n_cycles=1, cycle_s=2.0, rest_s=2.5, meta_seed=7, meta_gait="crawl_forward")
