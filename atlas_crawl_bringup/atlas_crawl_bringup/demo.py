@@ -22,7 +22,17 @@ import traceback
 DEMOS = (
     ('kinematics benchmark (ours vs MuJoCo, issue 2 sec. 5)',
      'atlas_crawl_kinematics.benchmark', ['--quick'], []),
-    ('embedded ROS 2 demo: stance, crawl, turn, roll through real actions (issue 5 sec. 6)',
+    ('key-frame sequence in physics, filmed: prone, get up, crawl, turn, crawl back, lie down, roll (issue 3)',
+     'atlas_crawl_mujoco.run_sequence',
+     ['prone', 'init_crawl_stance_from_prone', 'crawl_forward:1:part', 'turn_left:1', 'crawl_backward:1:part',
+      'lie_down', 'roll_to_back_from_left', '--video', 'reports/demo/sequence.mp4'],
+     ['prone', 'init_crawl_stance_from_prone', 'crawl_forward:3:part', 'turn_left:2', 'crawl_backward:2:part',
+      'lie_down', 'roll_to_back_from_left', '--video', 'reports/demo/sequence.mp4']),
+    ('evaluation summary table beside the thesis (issue 3 sec. 4; thesis protocol: '
+     'python -m atlas_crawl_eval.evaluate --all)',
+     'atlas_crawl_eval.evaluate', ['--all', '--quick', '--out', 'reports/demo/evaluation'],
+     ['--all', '--trials', '2', '--cycles', '5', '--out', 'reports/demo/evaluation']),
+    ('embedded ROS 2 demo: stance, crawl, turn, crawl back, roll through real actions (issue 5 sec. 6)',
      'atlas_crawl_bringup.embedded', ['--quick'], []),
 )
 

@@ -10,7 +10,8 @@ Composes ``mujoco_sim`` (physics + controller core, read → update → write ea
 1. stance — wait until the contact inference reports all four limbs down and the CoM inside the polygon;
 2. crawl  — Crawl{cycles: N} forward;
 3. turn   — Turn{direction: LEFT, cycles: M};
-4. roll   — Roll{from_side: LEFT, to: BACK}.
+4. crawl  — Crawl{cycles: K, direction: BACKWARD};
+5. roll   — Roll{from_side: LEFT, to: BACK} (lie down from the crawl stance, then roll over the left side).
 
 Feedback is printed (throttled), each result in full. An MCAP bag of the run (joint states, pelvis pose/odometry,
 ground-truth and estimated support, controller references/status/commands, goal rejections) is written next to the
@@ -28,9 +29,11 @@ import time
 
 STEPS_FULL = [("crawl", {"cycles": 4, "direction": 0, "loop_mode": 1}),
               ("turn", {"direction": 0, "cycles": 2}),
+              ("crawl", {"cycles": 2, "direction": 1, "loop_mode": 1}),
               ("roll", {"from_side": 0, "to": 0})]
-STEPS_QUICK = [("crawl", {"cycles": 2, "direction": 0, "loop_mode": 1, "speed_scale": 2.0}),
-               ("turn", {"direction": 0, "cycles": 1, "speed_scale": 2.0}),
+STEPS_QUICK = [("crawl", {"cycles": 2, "direction": 0, "loop_mode": 1}),
+               ("turn", {"direction": 0, "cycles": 1}),
+               ("crawl", {"cycles": 1, "direction": 1, "loop_mode": 1}),
                ("roll", {"from_side": 0, "to": 0})]
 
 RECORD_TYPES = {
@@ -126,7 +129,7 @@ def main(argv=None) -> int:
             raise RuntimeError("action servers /crawl /turn /roll not available")
 
         # 1) stance
-        say("\n[1/4] stance: waiting for the support state (all four limbs down, CoM inside the polygon)")
+        say(f"\n[1/{len(steps) + 1}] stance: waiting for the support state (all four limbs down, CoM inside the polygon)")
         t0 = time.monotonic()
         while time.monotonic() - t0 < 30.0:
             m = support.get("m")
@@ -142,9 +145,9 @@ def main(argv=None) -> int:
         outcomes.append(("stance", "succeeded" if stance_ok else "failed", ""))
         ok &= stance_ok
 
-        # 2-4) actions
+        # 2..) actions
         for i, (kind, fields) in enumerate(steps, start=2):
-            say(f"\n[{i}/4] {kind}: sending goal {json.dumps(fields)} to /{kind}")
+            say(f"\n[{i}/{len(steps) + 1}] {kind}: sending goal {json.dumps(fields)} to /{kind}")
             last = {"t": 0.0}
 
             def on_fb(f, kind=kind, last=last):

@@ -86,7 +86,7 @@ def roll_from_quat(q_xyzw) -> float:
 def compose_scripts(expr: str, loader: Callable):
     """Load a script expression: scripts joined with ``+`` are played one after the other; a part may be prefixed
     with ``reverse:`` or ``mirror:`` (KeyframeScript.reversed()/mirrored()).  E.g. the roll from the crawl stance:
-    ``reverse:init_crawl_stance_from_prone+roll_to_back_from_left`` (down to prone, then roll over the left side).
+    ``lie_down+roll_to_back_from_left`` (down to prone, then roll over the left side).
     """
     import dataclasses
     parts = [p.strip() for p in str(expr).split("+") if p.strip()]
