@@ -30,7 +30,9 @@ TEST(TestLoadCrawlController, load_and_configure_with_mock_hardware)
   auto executor = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
   const std::string urdf = read_file(ATLAS_MOCK_URDF);
   ASSERT_NE(urdf.find("mock_components/GenericSystem"), std::string::npos);
-  controller_manager::ControllerManager cm(executor, urdf, true, "test_controller_manager");
+  auto cm_ptr = std::make_unique<controller_manager::ControllerManager>(
+    executor, urdf, true, "test_controller_manager");
+  auto & cm = *cm_ptr;
 
   auto ctrl = cm.load_controller("crawl_controller", "atlas_crawl_ros2_control/CrawlController");
   ASSERT_NE(ctrl, nullptr);
@@ -50,5 +52,8 @@ TEST(TestLoadCrawlController, load_and_configure_with_mock_hardware)
   EXPECT_FALSE(r.successful);
   EXPECT_THAT(r.reason, ::testing::HasSubstr("iik_rate_hz"));
   EXPECT_TRUE(ctrl->get_node()->set_parameter(rclcpp::Parameter("watchdog_timeout_s", 3.0)).successful);
+  EXPECT_DOUBLE_EQ(ctrl->get_node()->get_parameter("watchdog_timeout_s").as_double(), 3.0);
+  ctrl.reset();
+  cm_ptr.reset();  // before rclcpp::shutdown(): the manager's teardown needs a valid context
   rclcpp::shutdown();
 }
