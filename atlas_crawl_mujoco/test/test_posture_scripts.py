@@ -1,7 +1,6 @@
 """Tests of the posture / transition scripts (prone, init_crawl_stance_from_prone, kneel, rolls) and the video path.
 
-Physics tests run one script each (≈ 16-25 s of sim time). kneel is work in progress (squat + lean work, the
-knees-down transition does not): only its loading/validation is tested here; run_sequence kneel shows its state.
+Physics tests run one script each (≈ 16-25 s of sim time). kneel's physics test is in test_kneel.py.
 """
 import os
 
