@@ -44,7 +44,7 @@ import numpy as np
 from atlas_crawl_controller.keyframes import GAITS_DIR, mirror_q
 from atlas_crawl_controller.robot_info import JOINT_NAMES, LIMB_NAMES, joint_limits
 
-from .kin import WholeBodyIK, support_margin
+from .kin import WholeBodyIK, _rot_err, support_margin
 from .sim import AtlasSim
 
 #: The probe's four-point stance (reference/README.md), used as the IK seed.
@@ -109,13 +109,6 @@ def _rotz(a):
     return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
 
 
-def _rot_err(R_target, R):
-    Re = R_target @ R.T
-    quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, Re.flatten())
-    v = np.zeros(3)
-    mujoco.mju_quat2Vel(v, quat, 1.0)
-    return v
 
 
 def com_in_triangle(com_xy, tri_xy, margin, lead_dir=None, lead=0.0, step=0.004, bias=None, kin_margin=None):

@@ -15,62 +15,20 @@ import mujoco
 import numpy as np
 
 from atlas_crawl_controller.robot_info import JOINT_NAMES
+from atlas_crawl_kinematics.support import stability_margin, support_polygon
 
 from .model import LIMB_BODIES, ModelMap
 
 
 def support_margin(point_xy, contacts_xy) -> float:
-    """Signed distance (m) from ``point_xy`` to the boundary of conv(contacts_xy); > 0 inside.
-
-    Uses ``atlas_crawl_kinematics.support.stability_margin`` when available (team API), else a local hull.
-    """
+    """Signed distance (m) from ``point_xy`` to the boundary of conv(contacts_xy); > 0 inside
+    (``atlas_crawl_kinematics.support.stability_margin``). Fewer than 3 contacts: minus the distance to the
+    nearest contact (−inf for none), the convention of the gait-authoring checks."""
     pts = np.asarray(contacts_xy, float).reshape(-1, 2)
     p = np.asarray(point_xy, float)[:2]
     if len(pts) < 3:
         return -np.inf if len(pts) == 0 else -float(np.min(np.linalg.norm(pts - p, axis=1)))
-    try:
-        from atlas_crawl_kinematics.support import stability_margin  # type: ignore
-        return float(stability_margin(p, pts))
-    except Exception:
-        pass
-    hull = _convex_hull(pts)
-    if len(hull) < 3:
-        return -np.inf
-    d = np.inf
-    for i in range(len(hull)):
-        a, b = hull[i], hull[(i + 1) % len(hull)]
-        e = b - a
-        n = np.array([-e[1], e[0]]) / np.linalg.norm(e)   # inward normal for CCW hull
-        d = min(d, float(np.dot(p - a, n)))
-    if d < 0:  # outside: true distance to the polygon
-        dist = min(_seg_dist(p, hull[i], hull[(i + 1) % len(hull)]) for i in range(len(hull)))
-        return -dist
-    return d
-
-
-def _seg_dist(p, a, b):
-    e = b - a
-    t = np.clip(np.dot(p - a, e) / np.dot(e, e), 0, 1)
-    return float(np.linalg.norm(p - (a + t * e)))
-
-
-def _convex_hull(pts):
-    pts = sorted(map(tuple, pts))
-    if len(pts) <= 2:
-        return np.array(pts)
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
+    return float(stability_margin(p, support_polygon(pts)))
 
 
 def _rot_err(R_target, R):
