@@ -467,6 +467,7 @@ controller_interface::return_type CrawlController::update(
   bool error = false;
   bool status_changed = false;
   bool rejected = false;
+  uint32_t rejected_sequence_id = 0;
   const std::string * error_text = nullptr;
 
   // 1. state interfaces → the bridge's numpy buffers (plain memory; Python only reads it inside our call)
@@ -510,6 +511,7 @@ controller_interface::return_type CrawlController::update(
             std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation).cast<bool>();
           if (!ok) {
             rejected = true;
+            rejected_sequence_id = m.sequence_id;
             reason_ = py_->bridge.attr("reason").cast<std::string>();
           }
         }
@@ -570,7 +572,7 @@ controller_interface::return_type CrawlController::update(
   error_active_ = error;
   const int64_t now_ns = time.nanoseconds();
   if (status_changed || error_edge || now_ns >= next_status_ns_) {
-    publish_status(time, error, error_text);
+    publish_status(time, error, error_text, rejected ? &rejected_sequence_id : nullptr);
     next_status_ns_ = now_ns + static_cast<int64_t>(1e9 / plugin_params_.status_rate_hz);
   }
   if (plugin_params_.commands_rate_hz > 0.0 && now_ns >= next_commands_ns_ && commands_pub_->trylock()) {
@@ -589,7 +591,8 @@ controller_interface::return_type CrawlController::update(
   return controller_interface::return_type::OK;
 }
 
-void CrawlController::publish_status(const rclcpp::Time & time, bool error, const std::string * error_text)
+void CrawlController::publish_status(
+  const rclcpp::Time & time, bool error, const std::string * error_text, const uint32_t * rejected_sequence_id)
 {
   if (!status_pub_ || status_ == nullptr || !status_pub_->trylock()) {return;}
   StatusMsg & m = status_pub_->msg_;
@@ -601,6 +604,11 @@ void CrawlController::publish_status(const rclcpp::Time & time, bool error, cons
   m.task_error_m = status_[4];
   m.iterations = static_cast<int32_t>(status_[5]);
   m.stability_margin_m = status_[6];
+  if (rejected_sequence_id != nullptr) {  // the rejection answers THAT reference (as the MuJoCo node does)
+    m.sequence_id = *rejected_sequence_id;
+    m.accepted = false;
+    m.reached = false;
+  }
   if (error && error_text != nullptr) {
     m.state = StatusMsg::STATE_ERROR;
     m.reason.assign("python core error (last safe command held): ");

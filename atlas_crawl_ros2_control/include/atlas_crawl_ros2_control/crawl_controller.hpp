@@ -88,7 +88,9 @@ private:
   void log_statistics();
   rcl_interfaces::msg::SetParametersResult on_set_parameters(
     const std::vector<rclcpp::Parameter> & parameters);
-  void publish_status(const rclcpp::Time & time, bool error, const std::string * error_text);
+  void publish_status(
+    const rclcpp::Time & time, bool error, const std::string * error_text,
+    const uint32_t * rejected_sequence_id);
 
   std::shared_ptr<crawl_controller::ParamListener> core_param_listener_;
   std::shared_ptr<crawl_controller_plugin::ParamListener> plugin_param_listener_;
