@@ -125,6 +125,10 @@ def stability_margin(point_xy: ArrayLike, polygon_xy: ArrayLike) -> float:
     area2 = float(np.sum(a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]))
     if area2 <= 0.0:
         raise InvalidSupportError("polygon_xy must be counter-clockwise with non-zero area (use support_polygon)")
+    # Convex: every turn e_i -> e_{i+1} is a left turn (an unordered point set can have positive area).
+    turns = e[:, 0] * np.roll(e, -1, axis=0)[:, 1] - e[:, 1] * np.roll(e, -1, axis=0)[:, 0]
+    if np.any(turns < -1e-12 * float(lengths.max()) ** 2):
+        raise InvalidSupportError("polygon_xy must be a convex CCW polygon (use support_polygon on raw points)")
     # Inward normal of a CCW edge (ex, ey) is (-ey, ex).
     n_in = np.stack([-e[:, 1], e[:, 0]], axis=1) / lengths[:, None]
     d = np.einsum("ij,ij->i", p[None, :] - a, n_in)  # signed distance to each edge line, + inside

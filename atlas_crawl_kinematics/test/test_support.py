@@ -127,3 +127,11 @@ def test_crawl_heading_follows_the_spine_on_all_fours():
     assert np.isclose(crawl_heading_rad(_rot_z(0.3)), 0.3)
     with pytest.raises(InvalidSupportError):
         crawl_heading_rad(np.full((3, 3), np.nan))
+
+
+def test_unordered_points_are_refused_not_misread():
+    # raw contacts in an arbitrary order: positive signed area, but a reflex vertex at (0.5, 0.2)
+    square_bowtie = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.2], [0.0, 1.0]])
+    with pytest.raises(InvalidSupportError):
+        stability_margin([0.5, 0.5], square_bowtie)
+    assert stability_margin([0.5, 0.5], support_polygon(square_bowtie)) == pytest.approx(0.5)
