@@ -73,12 +73,15 @@ class LifecycleClient:
             raise TimeoutError(f"{client.srv_name} did not answer within {timeout_s} s")
         return fut.result()
 
-    def available(self, timeout_s: float = 10.0):
+    def available(self, timeout_s: float = 30.0):
         r = self._call(self._avail, GetAvailableTransitions.Request(), timeout_s)
         return {t.transition.id for t in r.available_transitions}
 
-    def change(self, transition: str, timeout_s: float = 10.0) -> bool:
+    def change(self, transition: str, timeout_s: float = 60.0) -> bool:
         """Request a transition; False if it failed or is not valid from the current state.
+
+        ``timeout_s`` is a hang guard, not a deadline: configure builds the kinematic model from the URDF, which
+        took > 10 s on a 2-core machine loaded by a second simulation.
 
         Validity is checked first (like `ros2 lifecycle set`): rclpy's change_state service raises inside its
         callback for a transition that does not exist from the current state and then never answers.
@@ -89,7 +92,7 @@ class LifecycleClient:
         req.transition.id = TRANSITIONS[transition]
         return bool(self._call(self._change, req, timeout_s).success)
 
-    def state(self, timeout_s: float = 10.0) -> str:
+    def state(self, timeout_s: float = 30.0) -> str:
         return self._call(self._get, GetState.Request(), timeout_s).current_state.label
 
 
