@@ -16,7 +16,8 @@ Starts
 
 Parameters: the same files as the embedded default — atlas_crawl_controller/config/*_parameters.yaml (defaults,
 via the nodes and the plugin's generated parameters) and config/atlas_crawl_mujoco.yaml (run-time overrides of
-contact_inference and gait_sequencer) — plus config/controllers.yaml for controller_manager.
+contact_inference and gait_sequencer) — plus config/controllers.yaml for controller_manager and
+config/controllers_gazebo.yaml (use_sim_time for the controller_manager inside gz, read after it).
 """
 import math
 import os
@@ -65,6 +66,7 @@ def _setup(context):
 
     share = get_package_share_directory("atlas_crawl_bringup")
     controllers = os.path.join(share, "config", "controllers.yaml")
+    controllers_gazebo = os.path.join(share, "config", "controllers_gazebo.yaml")  # use_sim_time, read after
     overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
     world = LaunchConfiguration("world").perform(context)
     headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
@@ -73,6 +75,7 @@ def _setup(context):
     roll, pitch, yaw = quat_wxyz_to_rpy(quat)
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
+        controllers_overrides_file=controllers_gazebo,
         initial_positions_file=write_initial_positions(joints), pelvis_plugin=True)
 
     rsp = launch_ros.actions.Node(

@@ -53,7 +53,7 @@ SOLE_FRAME_PARENTS: tuple[str, ...] = ("l_foot", "r_foot")
 SIM_CHOICES: tuple[str, ...] = ("none", "gazebo", "mujoco")
 
 _XACRO_REL = Path("urdf") / "atlas.urdf.xacro"
-_FILE_ARGS = ("initial_positions_file", "controllers_file")
+_FILE_ARGS = ("initial_positions_file", "controllers_file", "controllers_overrides_file")
 
 
 def _source_share() -> Path:
@@ -125,16 +125,17 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
         sim: ``"none"`` (mock_components hardware if ros2_control), ``"gazebo"`` (gz_ros2_control hardware,
             gz plugins and surface tags) or ``"mujoco"`` (``<mujoco><compiler .../></mujoco>`` block, no visuals).
         **xacro_args: further xacro arguments (``visuals``, ``initial_positions_file``, ``controllers_file``,
-            ``pelvis_plugin``, ``pelvis_pose_topic``); bools become ``"true"``/``"false"``.
+            ``controllers_overrides_file``, ``pelvis_plugin``, ``pelvis_pose_topic``); bools become ``"true"``/``"false"``.
 
     Raises:
         ValueError: unknown ``sim`` or unknown xacro argument name.
         FileNotFoundError: ``initial_positions_file`` does not exist (relative paths are taken relative to
-            the current working directory; ``controllers_file`` is only made absolute, Gazebo reads it later).
+            the current working directory; the controllers files are only made absolute, Gazebo reads them later).
     """
     if sim not in SIM_CHOICES:
         raise ValueError(f"sim must be one of {SIM_CHOICES}, got {sim!r}")
-    known = {"visuals", "initial_positions_file", "controllers_file", "pelvis_plugin", "pelvis_pose_topic"}
+    known = {"visuals", "initial_positions_file", "controllers_file", "controllers_overrides_file", "pelvis_plugin",
+             "pelvis_pose_topic"}
     unknown = set(xacro_args) - known
     if unknown:
         raise ValueError(f"unknown xacro argument(s) {sorted(unknown)}; known: {sorted(known)}")

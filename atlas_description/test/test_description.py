@@ -346,7 +346,13 @@ def test_gazebo_tags():
     names = [p.get("name") for p in r2.findall("gazebo/plugin")]
     assert "atlas_crawl_gz_plugins::PelvisPosePublisher" not in names
     gz2 = [p for p in r2.findall("gazebo/plugin") if p.get("name") == "gz_ros2_control::GazeboSimROS2ControlPlugin"]
-    assert gz2[0].find("parameters").text == "/tmp/controllers.yaml"
+    assert [e.text for e in gz2[0].findall("parameters")] == ["/tmp/controllers.yaml"]
+
+    r3 = ET.fromstring(ad.urdf_string(ros2_control=True, sim="gazebo", controllers_file="/tmp/controllers.yaml",
+                                      controllers_overrides_file="/tmp/gz.yaml"))
+    gz3 = [p for p in r3.findall("gazebo/plugin") if p.get("name") == "gz_ros2_control::GazeboSimROS2ControlPlugin"]
+    # order matters: ROS applies parameter files in order, the overrides must come second
+    assert [e.text for e in gz3[0].findall("parameters")] == ["/tmp/controllers.yaml", "/tmp/gz.yaml"]
 
 
 # ----------------------------------------------------------------------------------------------- mujoco
