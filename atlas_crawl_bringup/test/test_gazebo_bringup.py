@@ -94,10 +94,11 @@ def test_start_state_is_the_mujoco_start_and_feeds_the_xacro(tmp_path):
 @pytest.mark.parametrize("name", ["gazebo.launch.py", "mock_control.launch.py"])
 def test_launch_files_load(name):
     pytest.importorskip("launch_ros", reason="launch/launch_ros not installed (embedded default)")
+    from launch import LaunchContext
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     src = PythonLaunchDescriptionSource(os.path.join(HERE, "launch", name))
     try:
-        ld = src.get_launch_description(None)
+        ld = src.get_launch_description(LaunchContext())
     except Exception as e:  # needs the installed share dir (ament index)
         if "PackageNotFound" in type(e).__name__:
             pytest.skip(f"atlas_crawl_bringup not installed: {e}")

@@ -85,6 +85,9 @@ def test_plugin_runs_in_controller_manager_with_mock_hardware(tmp_path):
 
         assert spin_until(lambda: got["status"] and got["js"] is not None and got["cmd"] is not None, 30)
         assert got["status"][-1].state == ControllerStatus.STATE_HOLDING
+        # the plugin's reference subscription must have matched our publisher before the one-shot publish
+        # (receiving its status only proves the other direction)
+        assert spin_until(lambda: pub.get_subscription_count() > 0, 30), "plugin never subscribed to the reference"
         ref = ControllerReference(sequence_id=5, mode=ControllerReference.MODE_KEYFRAME,
                                   joint_names=["l_arm_shx"], joint_positions_rad=[-0.5], duration_s=1.0)
         pub.publish(ref)

@@ -15,7 +15,7 @@ import pytest
 WORLD = """<?xml version="1.0"?>
 <sdf version="1.9">
   <world name="pelvis_test">
-    <physics name="1ms" type="dart"><max_step_size>0.001</max_step_size><real_time_factor>0</real_time_factor></physics>
+    <physics name="1ms" type="dart"><max_step_size>0.001</max_step_size><real_time_factor>1</real_time_factor></physics>
     <plugin filename="gz-sim-physics-system" name="gz::sim::systems::Physics"/>
     <model name="atlas">
       <pose>0 0 1.0 0 0 0</pose>
@@ -53,7 +53,9 @@ def test_pelvis_pose_published_with_sim_time(tmp_path):
     node.create_subscription(PoseStamped, "/atlas/pelvis_pose", poses.append, 1000)
     node.create_subscription(Odometry, "/atlas/pelvis_odom", odoms.append, 1000)
     log = open(tmp_path / "gz.log", "w")
-    gz = subprocess.Popen(["gz", "sim", "-s", "-r", "--iterations", "3000", str(world)], stdout=log,
+    # real time (6 s of wall time): DDS discovery takes ~1-2 s, a faster-than-real-time run of a few thousand
+    # steps could end before the subscription matches the plugin's publisher (0 messages, seen here)
+    gz = subprocess.Popen(["gz", "sim", "-s", "-r", "--iterations", "6000", str(world)], stdout=log,
                           stderr=subprocess.STDOUT, start_new_session=True)
     try:
         t_end = time.monotonic() + 120
