@@ -24,33 +24,12 @@ import os
 
 import launch
 import launch.actions
-import launch.events
 import launch_ros.actions
-import launch_ros.event_handlers
-import launch_ros.events.lifecycle
-import lifecycle_msgs.msg
 from ament_index_python.packages import get_package_share_directory
+from atlas_crawl_bringup.launch_lifecycle import crawl_lifecycle_nodes
 from launch.conditions import IfCondition
 from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration
-
-
-def _lifecycle_node(name, params):
-    return launch_ros.actions.LifecycleNode(
-        package="atlas_crawl_controller", executable=f"{name}_node", name=name, namespace="",
-        output="screen", parameters=params)
-
-
-def _configure_then_activate(node):
-    configure = launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
-        lifecycle_node_matcher=launch.events.matches_action(node),
-        transition_id=lifecycle_msgs.msg.Transition.TRANSITION_CONFIGURE))
-    activate_on_inactive = launch.actions.RegisterEventHandler(launch_ros.event_handlers.OnStateTransition(
-        target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
-        entities=[launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
-            lifecycle_node_matcher=launch.events.matches_action(node),
-            transition_id=lifecycle_msgs.msg.Transition.TRANSITION_ACTIVATE))]))
-    return [activate_on_inactive, configure]
 
 
 def _gz_plugin_path():
@@ -99,8 +78,6 @@ def _setup(context):
     jsb, crawl = spawner("joint_state_broadcaster"), spawner("crawl_controller")
 
     method = LaunchConfiguration("contact_method")
-    contact = _lifecycle_node("contact_inference", [overrides, {"method": method, "use_sim_time": True}])
-    sequencer = _lifecycle_node("gait_sequencer", [overrides, {"use_sim_time": True}])
     rviz = launch_ros.actions.Node(
         package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
         arguments=["-d", os.path.join(share, "config", "atlas_crawl.rviz")], parameters=[{"use_sim_time": True}])
@@ -111,7 +88,7 @@ def _setup(context):
         rsp, gz, clock_bridge, spawn,
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
-        contact, sequencer, *_configure_then_activate(contact), *_configure_then_activate(sequencer),
+        *crawl_lifecycle_nodes(overrides, method),
         rviz,
     ]
 

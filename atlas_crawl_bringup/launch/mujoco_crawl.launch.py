@@ -14,31 +14,10 @@ import os
 
 import launch
 import launch.actions
-import launch.events
 import launch_ros.actions
-import launch_ros.event_handlers
-import launch_ros.events.lifecycle
-import lifecycle_msgs.msg
 from ament_index_python.packages import get_package_share_directory
+from atlas_crawl_bringup.launch_lifecycle import crawl_lifecycle_nodes
 from launch.substitutions import LaunchConfiguration
-
-
-def _lifecycle_node(name, params):
-    return launch_ros.actions.LifecycleNode(
-        package="atlas_crawl_controller", executable=f"{name}_node", name=name, namespace="",
-        output="screen", parameters=params)
-
-
-def _configure_then_activate(node):
-    configure = launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
-        lifecycle_node_matcher=launch.events.matches_action(node),
-        transition_id=lifecycle_msgs.msg.Transition.TRANSITION_CONFIGURE))
-    activate_on_inactive = launch.actions.RegisterEventHandler(launch_ros.event_handlers.OnStateTransition(
-        target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
-        entities=[launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
-            lifecycle_node_matcher=launch.events.matches_action(node),
-            transition_id=lifecycle_msgs.msg.Transition.TRANSITION_ACTIVATE))]))
-    return [activate_on_inactive, configure]
 
 
 def generate_launch_description():
@@ -49,14 +28,11 @@ def generate_launch_description():
     sim = launch_ros.actions.Node(
         package="atlas_crawl_controller", executable="mujoco_sim_node", name="mujoco_sim", output="screen",
         parameters=[overrides, {"real_time_factor": rtf}])
-    contact = _lifecycle_node("contact_inference", [overrides, {"method": method, "use_sim_time": True}])
-    sequencer = _lifecycle_node("gait_sequencer", [overrides, {"use_sim_time": True}])
     return launch.LaunchDescription([
         launch.actions.DeclareLaunchArgument("real_time_factor", default_value="1.0",
                                              description="physics pacing: 0 = as fast as possible, 1 = real time"),
         launch.actions.DeclareLaunchArgument("contact_method", default_value="height",
                                              description="contact inference: height | velocity | effort"),
-        sim, contact, sequencer,
-        *_configure_then_activate(contact),
-        *_configure_then_activate(sequencer),
+        sim,
+        *crawl_lifecycle_nodes(overrides, method),
     ])

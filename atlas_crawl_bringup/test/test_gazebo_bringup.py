@@ -91,7 +91,8 @@ def test_start_state_is_the_mujoco_start_and_feeds_the_xacro(tmp_path):
     assert float(init.find("param").text) == pytest.approx(joints["l_leg_kny"])
 
 
-@pytest.mark.parametrize("name", ["gazebo.launch.py", "mock_control.launch.py"])
+@pytest.mark.parametrize("name", ["gazebo.launch.py", "mock_control.launch.py", "mujoco_crawl.launch.py",
+                                  "mujoco_sim_only.launch.py"])
 def test_launch_files_load(name):
     pytest.importorskip("launch_ros", reason="launch/launch_ros not installed (embedded default)")
     from launch import LaunchContext

@@ -1,0 +1,39 @@
+"""Launch pieces shared by the full-ROS launch files (mujoco_crawl, gazebo): the two lifecycle nodes of the graph,
+configured and then activated by the launch file itself (the role of a lifecycle manager).
+
+Imported by the launch files only (needs launch / launch_ros, which the embedded default does not have).
+"""
+import launch.actions
+import launch.events
+import launch_ros.actions
+import launch_ros.event_handlers
+import launch_ros.events.lifecycle
+import lifecycle_msgs.msg
+
+
+def lifecycle_node(name: str, params: list) -> launch_ros.actions.LifecycleNode:
+    """``<name>_node`` of atlas_crawl_controller as a LifecycleNode named ``name``."""
+    return launch_ros.actions.LifecycleNode(
+        package="atlas_crawl_controller", executable=f"{name}_node", name=name, namespace="",
+        output="screen", parameters=params)
+
+
+def configure_then_activate(node: launch_ros.actions.LifecycleNode) -> list:
+    """Emit CONFIGURE at launch, and ACTIVATE once the node reports configuring → inactive."""
+    configure = launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
+        lifecycle_node_matcher=launch.events.matches_action(node),
+        transition_id=lifecycle_msgs.msg.Transition.TRANSITION_CONFIGURE))
+    activate_on_inactive = launch.actions.RegisterEventHandler(launch_ros.event_handlers.OnStateTransition(
+        target_lifecycle_node=node, start_state="configuring", goal_state="inactive",
+        entities=[launch.actions.EmitEvent(event=launch_ros.events.lifecycle.ChangeState(
+            lifecycle_node_matcher=launch.events.matches_action(node),
+            transition_id=lifecycle_msgs.msg.Transition.TRANSITION_ACTIVATE))]))
+    return [activate_on_inactive, configure]
+
+
+def crawl_lifecycle_nodes(overrides_file: str, contact_method) -> list:
+    """contact_inference and gait_sequencer on sim time, with the run-time overrides file, each configured then
+    activated. ``contact_method`` may be a launch substitution."""
+    contact = lifecycle_node("contact_inference", [overrides_file, {"method": contact_method, "use_sim_time": True}])
+    sequencer = lifecycle_node("gait_sequencer", [overrides_file, {"use_sim_time": True}])
+    return [contact, sequencer, *configure_then_activate(contact), *configure_then_activate(sequencer)]
