@@ -24,6 +24,12 @@ Contact inference and sequencer:
 * ``/crawl``, ``/turn``, ``/roll``  atlas_crawl_msgs/action/{Crawl,Turn,Roll}
 * ``/gait_sequencer/goal_rejections`` std_msgs/String, JSON ``{"action", "goal_id", "reason"}``, transient local
   (depth 50) — why a goal was rejected (rclpy's goal callback can only answer ACCEPT/REJECT)
+
+Visualisation (support_markers_node, optional; RViz config atlas_crawl_bringup/config/atlas_crawl.rviz):
+
+* ``/support_markers``              visualization_msgs/MarkerArray — support polygon, CoM projection, contacts,
+  margin text, frame ``world``
+* ``/tf``                           tf2_msgs/TFMessage — ``world`` → ``pelvis`` from the ground-truth pelvis pose
 """
 CLOCK = "/clock"
 JOINT_STATES = "/joint_states"
@@ -39,6 +45,8 @@ CRAWL = "/crawl"
 TURN = "/turn"
 ROLL = "/roll"
 GOAL_REJECTIONS = "/gait_sequencer/goal_rejections"
+SUPPORT_MARKERS = "/support_markers"
+TF = "/tf"
 WORLD_FRAME = "world"
 PELVIS_FRAME = "pelvis"
 
