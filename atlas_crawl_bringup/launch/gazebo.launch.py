@@ -12,7 +12,8 @@ Starts
   /robot_description at the MuJoCo start height/orientation), ``ros_gz_bridge`` for /clock,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
-* optionally RViz (config/atlas_crawl.rviz).
+* ``support_markers`` (support polygon, CoM projection, contacts and margin on /support_markers, world → pelvis
+  on /tf from the ground-truth pose) and optionally RViz (config/atlas_crawl.rviz, fixed frame world).
 
 Parameters: the same files as the embedded default — atlas_crawl_controller/config/*_parameters.yaml (defaults,
 via the nodes and the plugin's generated parameters) and config/atlas_crawl_mujoco.yaml (run-time overrides of
@@ -26,8 +27,7 @@ import launch
 import launch.actions
 import launch_ros.actions
 from ament_index_python.packages import get_package_share_directory
-from atlas_crawl_bringup.launch_lifecycle import crawl_lifecycle_nodes
-from launch.conditions import IfCondition
+from atlas_crawl_bringup.launch_common import crawl_lifecycle_nodes, visualisation_nodes
 from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration
 
@@ -57,9 +57,6 @@ def _setup(context):
         controllers_overrides_file=controllers_gazebo,
         initial_positions_file=write_initial_positions(joints), pelvis_plugin=True)
 
-    rsp = launch_ros.actions.Node(
-        package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-        parameters=[{"robot_description": urdf, "use_sim_time": True}])
     gz = launch.actions.ExecuteProcess(
         cmd=["gz", "sim", "-r", "-v", verbosity] + (["-s"] if headless else []) + [world],
         output="screen", additional_env={"GZ_SIM_SYSTEM_PLUGIN_PATH": _gz_plugin_path()})
@@ -78,18 +75,15 @@ def _setup(context):
     jsb, crawl = spawner("joint_state_broadcaster"), spawner("crawl_controller")
 
     method = LaunchConfiguration("contact_method")
-    rviz = launch_ros.actions.Node(
-        package="rviz2", executable="rviz2", output="screen", condition=IfCondition(LaunchConfiguration("rviz")),
-        arguments=["-d", os.path.join(share, "config", "atlas_crawl.rviz")], parameters=[{"use_sim_time": True}])
     return [
         launch.actions.LogInfo(msg=f"atlas_crawl gazebo: world {world}, start z={z:.3f} m "
                                    f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
                                    f"{math.degrees(yaw):.1f}) deg"),
-        rsp, gz, clock_bridge, spawn,
+        gz, clock_bridge, spawn,
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
         *crawl_lifecycle_nodes(overrides, method),
-        rviz,
+        *visualisation_nodes(share, urdf, LaunchConfiguration("rviz")),
     ]
 
 

@@ -1,5 +1,6 @@
 """Launch pieces shared by the full-ROS launch files (mujoco_crawl, gazebo): the two lifecycle nodes of the graph,
-configured and then activated by the launch file itself (the role of a lifecycle manager).
+configured and then activated by the launch file itself (the role of a lifecycle manager), and the RViz side
+(support-polygon / CoM markers, robot_state_publisher, rviz2).
 
 Imported by the launch files only (needs launch / launch_ros, which the embedded default does not have).
 """
@@ -37,3 +38,21 @@ def crawl_lifecycle_nodes(overrides_file: str, contact_method) -> list:
     contact = lifecycle_node("contact_inference", [overrides_file, {"method": contact_method, "use_sim_time": True}])
     sequencer = lifecycle_node("gait_sequencer", [overrides_file, {"use_sim_time": True}])
     return [contact, sequencer, *configure_then_activate(contact), *configure_then_activate(sequencer)]
+
+
+def visualisation_nodes(share_dir: str, urdf: str, rviz) -> list:
+    """robot_state_publisher (pelvis → links), support_markers_node (/support_markers + world → pelvis on /tf from
+    the ground-truth pose) and, if ``rviz`` (a launch substitution / "true"), rviz2 with config/atlas_crawl.rviz."""
+    import os
+
+    from launch.conditions import IfCondition
+    rsp = launch_ros.actions.Node(
+        package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+        parameters=[{"robot_description": urdf, "use_sim_time": True}])
+    markers = launch_ros.actions.Node(
+        package="atlas_crawl_controller", executable="support_markers_node", name="support_markers",
+        output="screen", parameters=[{"use_sim_time": True}])
+    rviz2 = launch_ros.actions.Node(
+        package="rviz2", executable="rviz2", output="screen", condition=IfCondition(rviz),
+        arguments=["-d", os.path.join(share_dir, "config", "atlas_crawl.rviz")], parameters=[{"use_sim_time": True}])
+    return [rsp, markers, rviz2]
