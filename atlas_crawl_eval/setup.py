@@ -23,6 +23,7 @@ setup(
     entry_points={
         "console_scripts": [
             "evaluate = atlas_crawl_eval.evaluate:main",
+            "graph_trial = atlas_crawl_eval.graph_trial:main",
         ],
     },
 )
