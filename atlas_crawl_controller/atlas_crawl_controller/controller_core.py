@@ -35,7 +35,8 @@ Reference modes (atlas_crawl_msgs/ControllerReference):
   ``T`` s with SmoothMove's synchronised minimum-jerk profile (thesis §4.1; SmoothMove stretches ``T`` if a joint
   would exceed its velocity limit).  ``reached`` once the profile ended and the measured joints are within
   ``reached_tolerance_rad`` of their targets, or ``settle_timeout_s`` after the end (a position servo under load
-  may never get inside the tolerance; the sequencer must not wait forever).
+  may never get inside the tolerance; the sequencer must not wait forever). Default 0: reached when the profile
+  ends, the open-loop timing the key-frame scripts were tuned with.
 * ``MODE_CARTESIAN`` — contact set-points + stance + ``T``: accepted only when a Cartesian solver is plugged in
   (:meth:`CrawlControllerCore.set_cartesian_solver`; the IIK / CoM-modulated IIK of atlas_crawl_kinematics); the
   solver runs at ``iik_rate_hz`` on a minimum-jerk interpolation of the set-points and the joint command is

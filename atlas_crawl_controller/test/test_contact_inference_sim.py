@@ -19,12 +19,15 @@ def test_ground_truth_has_swing_and_stance(log):
     assert truth.any(axis=0).all() and (~truth).any(axis=0).all()   # every limb both touches and lifts
 
 
-@pytest.mark.parametrize("method,min_mcc", [("height", 0.25), ("velocity", 0.35), ("effort", 0.2)])
+@pytest.mark.parametrize("method,min_mcc", [("height", 0.25), ("velocity", 0.35), ("effort", 0.12)])
 def test_estimators_beat_a_constant_predictor(log, method, min_mcc):
     """Matthews correlation vs MuJoCo contacts: 0 for "always stance" (whose F1 looks high), > 0 for information.
 
-    Bounds are loose on purpose: the numbers move with the gait scripts and the model (measured on crawl_forward,
-    2 cycles: height 0.39-0.52, velocity 0.56-0.65, effort 0.34-0.63; see contact_inference_eval)."""
+    Bounds are loose on purpose: the numbers move with the gait scripts, the model and the key-frame timing
+    (crawl_forward, 2 cycles, controller settle_timeout_s 0.3: height 0.39-0.52, velocity 0.56-0.65, effort
+    0.34-0.63; with the open-loop timing (settle_timeout_s 0, the default since): this fixture's 1 cycle at speed
+    2 gives height 0.38, velocity 0.63, effort 0.19, and 2 cycles at speed 1 0.33 / 0.63 / 0.29 — the effort
+    estimator sees less steady stance loads when the next key-frame starts at once; see contact_inference_eval)."""
     res = evaluate(*log)[method]["all"]
     assert res["mcc"] >= min_mcc, res
     assert np.isfinite(res["precision"]) and np.isfinite(res["recall"])
