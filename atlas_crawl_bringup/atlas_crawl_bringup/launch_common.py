@@ -41,8 +41,9 @@ def crawl_lifecycle_nodes(overrides_file: str, contact_method) -> list:
 
 
 def visualisation_nodes(share_dir: str, urdf: str, rviz) -> list:
-    """robot_state_publisher (pelvis → links), support_markers_node (/support_markers + world → pelvis on /tf from
-    the ground-truth pose) and, if ``rviz`` (a launch substitution / "true"), rviz2 with config/atlas_crawl.rviz."""
+    """robot_state_publisher (pelvis → links) and, if ``rviz`` (a launch substitution / "true"), rviz2 with
+    config/atlas_crawl.rviz and support_markers_node (/support_markers + world → pelvis on /tf from the ground-truth
+    pose; only with RViz: on 2 cores every extra Python subscriber of the pose costs the closed loop)."""
     import os
 
     from launch.conditions import IfCondition
@@ -51,7 +52,7 @@ def visualisation_nodes(share_dir: str, urdf: str, rviz) -> list:
         parameters=[{"robot_description": urdf, "use_sim_time": True}])
     markers = launch_ros.actions.Node(
         package="atlas_crawl_controller", executable="support_markers_node", name="support_markers",
-        output="screen", parameters=[{"use_sim_time": True}])
+        output="screen", parameters=[{"use_sim_time": True}], condition=IfCondition(rviz))
     rviz2 = launch_ros.actions.Node(
         package="rviz2", executable="rviz2", output="screen", condition=IfCondition(rviz),
         arguments=["-d", os.path.join(share_dir, "config", "atlas_crawl.rviz")], parameters=[{"use_sim_time": True}])

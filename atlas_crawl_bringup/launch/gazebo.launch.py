@@ -12,8 +12,11 @@ Starts
   /robot_description at the MuJoCo start height/orientation), ``ros_gz_bridge`` for /clock,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
-* ``support_markers`` (support polygon, CoM projection, contacts and margin on /support_markers, world → pelvis
-  on /tf from the ground-truth pose) and optionally RViz (config/atlas_crawl.rviz, fixed frame world).
+* with ``rviz:=true``: RViz (config/atlas_crawl.rviz, fixed frame world) and ``support_markers`` (support polygon,
+  CoM projection, contacts and margin on /support_markers, world → pelvis on /tf from the ground-truth pose).
+
+Rates: the pelvis plugin publishes at ``pelvis_pose_rate_hz`` (default 100 Hz, as the MuJoCo node) and the
+joint_state_broadcaster at 100 Hz (config/controllers_gazebo.yaml); /clock comes from gz at every 1 ms step.
 
 Parameters: the same files as the embedded default — atlas_crawl_controller/config/*_parameters.yaml (defaults,
 via the nodes and the plugin's generated parameters) and config/atlas_crawl_mujoco.yaml (run-time overrides of
@@ -55,7 +58,8 @@ def _setup(context):
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
         controllers_overrides_file=controllers_gazebo,
-        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True)
+        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True,
+        pelvis_pose_rate_hz=LaunchConfiguration("pelvis_pose_rate_hz").perform(context))
 
     gz = launch.actions.ExecuteProcess(
         cmd=["gz", "sim", "-r", "-v", verbosity] + (["-s"] if headless else []) + [world],
@@ -99,5 +103,9 @@ def generate_launch_description():
         launch.actions.DeclareLaunchArgument("contact_method", default_value="height",
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("gz_verbosity", default_value="2"),
+        launch.actions.DeclareLaunchArgument(
+            "pelvis_pose_rate_hz", default_value="100",
+            description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "
+                        "(Python subscribers); 1000 = the thesis' pelvis plugin"),
         launch.actions.OpaqueFunction(function=_setup),
     ])

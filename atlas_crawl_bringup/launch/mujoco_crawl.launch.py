@@ -6,7 +6,7 @@
 
 Starts ``mujoco_sim`` (physics + the crawl controller core, publishes /clock) and the two lifecycle nodes
 ``contact_inference`` and ``gait_sequencer``, which this launch file configures and then activates (the role of a
-lifecycle manager), and robot_state_publisher + support_markers (+ rviz2 with rviz:=true) for RViz.  Parameters:
+lifecycle manager), and robot_state_publisher (+ rviz2 and support_markers with rviz:=true) for RViz.  Parameters:
 defaults from atlas_crawl_controller/config/*_parameters.yaml, overrides from
 atlas_crawl_bringup/config/atlas_crawl_mujoco.yaml (the same file the embedded default reads), then the launch
 arguments.  Needs launch/launch_ros (a full ROS install); the embedded default has no launch and runs the same

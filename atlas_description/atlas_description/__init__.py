@@ -125,7 +125,7 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
         sim: ``"none"`` (mock_components hardware if ros2_control), ``"gazebo"`` (gz_ros2_control hardware,
             gz plugins and surface tags) or ``"mujoco"`` (``<mujoco><compiler .../></mujoco>`` block, no visuals).
         **xacro_args: further xacro arguments (``visuals``, ``initial_positions_file``, ``controllers_file``,
-            ``controllers_overrides_file``, ``pelvis_plugin``, ``pelvis_pose_topic``); bools become ``"true"``/``"false"``.
+            ``controllers_overrides_file``, ``pelvis_plugin``, ``pelvis_pose_topic``, ``pelvis_pose_rate_hz``); bools become ``"true"``/``"false"``.
 
     Raises:
         ValueError: unknown ``sim`` or unknown xacro argument name.
@@ -135,7 +135,7 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
     if sim not in SIM_CHOICES:
         raise ValueError(f"sim must be one of {SIM_CHOICES}, got {sim!r}")
     known = {"visuals", "initial_positions_file", "controllers_file", "controllers_overrides_file", "pelvis_plugin",
-             "pelvis_pose_topic"}
+             "pelvis_pose_topic", "pelvis_pose_rate_hz"}
     unknown = set(xacro_args) - known
     if unknown:
         raise ValueError(f"unknown xacro argument(s) {sorted(unknown)}; known: {sorted(known)}")

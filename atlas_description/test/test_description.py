@@ -350,6 +350,9 @@ def test_gazebo_tags():
 
     r3 = ET.fromstring(ad.urdf_string(ros2_control=True, sim="gazebo", controllers_file="/tmp/controllers.yaml",
                                       controllers_overrides_file="/tmp/gz.yaml"))
+    r4 = ET.fromstring(ad.urdf_string(ros2_control=True, sim="gazebo", pelvis_pose_rate_hz=100))
+    pp4 = [p for p in r4.findall("gazebo/plugin") if p.get("name") == "atlas_crawl_gz_plugins::PelvisPosePublisher"]
+    assert float(pp4[0].find("update_rate_hz").text) == 100
     gz3 = [p for p in r3.findall("gazebo/plugin") if p.get("name") == "gz_ros2_control::GazeboSimROS2ControlPlugin"]
     # order matters: ROS applies parameter files in order, the overrides must come second
     assert [e.text for e in gz3[0].findall("parameters")] == ["/tmp/controllers.yaml", "/tmp/gz.yaml"]
