@@ -11,6 +11,10 @@ convex hull of the stance contact frames is the static margin (> 0 inside). For 
 followed by a lift, the margin in the *next* triangle is printed too ("before lift"), the number that matters.
 Kinematics comes from the MuJoCo model built from atlas_description (mj_kinematics / subtree CoM); swap in
 atlas_crawl_kinematics' FK once its API is final. Exit status 1 if a tripod margin is below --min-margin.
+
+Dynamic scripts (``static_stability: false``, e.g. crawl_forward_fast: two-contact diagonal-pair swings) have no
+tripod phase and no support polygon during their swings: they are SKIPPED, printed with that reason, and listed in
+:func:`check`'s ``skipped`` output instead of ``worst``.
 """
 from __future__ import annotations
 
@@ -23,13 +27,29 @@ from .keyframes import list_gaits, load_script
 from .robot_info import LIMB_NAMES
 
 
-def check(names=None, min_margin=0.03, out=sys.stdout):
+def skip_reason(script) -> str:
+    """Why the static tripod-margin check does not apply to ``script`` ("" = it applies)."""
+    if not getattr(script, "static_stability", True):
+        return ("dynamic gait (static_stability: false): its swings leave two contacts, there is no support "
+                "polygon to hold the CoM in, so tripod margins do not apply")
+    return ""
+
+
+def check(names=None, min_margin=0.03, out=sys.stdout, skipped=None):
+    """Worst tripod / before-lift margin per script name. Dynamic scripts are not checked: their name -> reason goes
+    into the ``skipped`` dict (when given) and is printed."""
     from atlas_crawl_mujoco.kin import WholeBodyIK, place_on_ground, support_margin
     from atlas_crawl_mujoco.model import build_model
     ik = WholeBodyIK(build_model())
     worst = {}
     for name in names or list_gaits():
         s = load_script(name)
+        why = skip_reason(s)
+        if why:
+            print(f"\n== {s.name}: SKIPPED, {why}", file=out)
+            if skipped is not None:
+                skipped[s.name] = why
+            continue
         print(f"\n== {s.name} ({len(s)} key-frames, fall_check={s.fall_check})", file=out)
         print(f"{'#':>3} {'key-frame':22s} {'stance':14s} {'margin_m':>9} {'before_lift_m':>13} {'resid_mm':>8}",
               file=out)
@@ -62,7 +82,10 @@ def main(argv=None):
     ap.add_argument("gaits", nargs="*")
     ap.add_argument("--min-margin", type=float, default=0.03)
     a = ap.parse_args(argv)
-    worst = check(a.gaits or None, a.min_margin)
+    skipped = {}
+    worst = check(a.gaits or None, a.min_margin, skipped=skipped)
+    if skipped:
+        print("\nskipped (not statically stable by design):", ", ".join(skipped))
     bad = {k: v for k, v in worst.items() if np.isfinite(v) and v < a.min_margin}
     if bad:
         print("\nbelow margin:", {k: round(v, 3) for k, v in bad.items()})

@@ -5,6 +5,11 @@ Format (one YAML file per script, see gaits/*.yaml)::
     name: crawl_forward                 # optional, defaults to the file stem
     description: free text
     fall_check: crawl                   # "crawl" (pelvis height / torso touch / roll) or "none" (prone, rolls)
+    static_stability: true              # optional, default true: every lift leaves >= 3 stance limbs with the CoM
+                                        # inside their polygon (thesis §4.1). false = DYNAMIC gait (e.g. the
+                                        # diagonal-pair crawl_forward_fast: two-contact swings, no support polygon):
+                                        # the gait sequencer does not wait for a support polygon before its lifts
+                                        # and the tripod-margin checks (check_gaits, tests) skip it with a reason
     start_pose: crawl_stance            # named pose / gait (its last key-frame) to start from; optional
     start_quat_wxyz: [0.81, 0, 0.58, 0] # pelvis orientation for starting at key-frame 0 (when no start_pose)
     base: crawl_stance                  # joint values the first key-frame inherits (named pose or script); optional
@@ -23,8 +28,8 @@ Format (one YAML file per script, see gaits/*.yaml)::
     derive: {from: turn_left, op: mirror}   # alternative to keyframes: a whole script mirrored or reversed
 
 Validation happens at load time, before anything moves: unknown joint name, NaN/inf, an angle outside the URDF
-limits, non-positive/missing duration, unknown stance limb → :class:`KeyframeScriptError` naming the script, the
-key-frame and the joint.
+limits, non-positive/missing duration, unknown stance limb, a non-boolean ``static_stability`` →
+:class:`KeyframeScriptError` naming the script, the key-frame and the joint.
 """
 from __future__ import annotations
 
@@ -86,6 +91,12 @@ class KeyframeScript:
     source: str = ""
     start_quat_wxyz: tuple = (1.0, 0.0, 0.0, 0.0)   # pelvis orientation to start from key-frame 0's pose
     end_quat_wxyz: tuple | None = None               # approximate pelvis orientation at the last key-frame
+    static_stability: bool = True                    # False = dynamic gait (no support polygon during swings)
+
+    @property
+    def dynamic(self) -> bool:
+        """True for a script flagged ``static_stability: false`` (see the module docstring)."""
+        return not self.static_stability
 
     def __len__(self):
         return len(self.keyframes)
@@ -100,7 +111,8 @@ class KeyframeScript:
         def mq(q):   # mirror a pelvis quaternion in the x-z plane: (w, x, y, z) -> (w, -x, y, -z)
             return None if q is None else (q[0], -q[1], q[2], -q[3])
         return KeyframeScript(name or self.name + "_mirrored", kfs, self.fall_check, sp, self.part_loop_start,
-                              "mirror of " + self.name, self.source, mq(self.start_quat_wxyz), mq(self.end_quat_wxyz))
+                              "mirror of " + self.name, self.source, mq(self.start_quat_wxyz), mq(self.end_quat_wxyz),
+                              self.static_stability)
 
     def reversed(self, name=None) -> "KeyframeScript":
         """X_reverse = X_{T-1:0} (thesis §4.1.3). The move into reversed key-frame i (original index i) retraces
@@ -113,7 +125,7 @@ class KeyframeScript:
             kfs.append(Keyframe(k.name, k.q.copy(), nxt.duration_s, nxt.stance, k.selected | nxt.selected))
         return KeyframeScript(name or self.name + "_reversed", kfs, self.fall_check, None, self.part_loop_start,
                               "reverse of " + self.name, self.source, self.end_quat_wxyz or self.start_quat_wxyz,
-                              self.start_quat_wxyz)
+                              self.start_quat_wxyz, self.static_stability)
 
 
 # ---------------------------------------------------------------------------------------------- named poses
@@ -188,6 +200,9 @@ def parse_script(raw: dict, source: str = "<dict>", _stack=()) -> KeyframeScript
     fall_check = raw.get("fall_check", "crawl")
     if fall_check not in ("crawl", "none"):
         raise KeyframeScriptError(f"{where}: fall_check must be 'crawl' or 'none', got {fall_check!r}")
+    static = raw.get("static_stability", True)
+    if not isinstance(static, bool):
+        raise KeyframeScriptError(f"{where}: static_stability must be true or false, got {static!r}")
     if "derive" in raw:
         d = raw["derive"]
         if name in _stack:
@@ -204,6 +219,8 @@ def parse_script(raw: dict, source: str = "<dict>", _stack=()) -> KeyframeScript
         s.fall_check = fall_check if "fall_check" in raw else base.fall_check
         s.part_loop_start = int(raw.get("part_loop_start", s.part_loop_start))
         s.start_pose = raw.get("start_pose", s.start_pose)
+        if "static_stability" in raw:
+            s.static_stability = static
         return s
     lo, hi, _, _ = joint_limits()
     base = raw.get("base")
@@ -263,7 +280,7 @@ def parse_script(raw: dict, source: str = "<dict>", _stack=()) -> KeyframeScript
         raise KeyframeScriptError(f"{where}: start_quat_wxyz must be 4 finite numbers, not all zero")
     endq = raw.get("end_quat_wxyz")
     return KeyframeScript(name, kfs, fall_check, raw.get("start_pose"), pls, raw.get("description", ""), source,
-                          quat, tuple(float(v) for v in endq) if endq else None)
+                          quat, tuple(float(v) for v in endq) if endq else None, static)
 
 
 def _joint_dict(joints, q, where, kw, lo, hi, sel=None):
