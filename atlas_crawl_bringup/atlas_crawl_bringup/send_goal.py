@@ -2,6 +2,7 @@
 
     python -m atlas_crawl_bringup.send_goal crawl "{cycles: 10}"
     python -m atlas_crawl_bringup.send_goal crawl "{cycles: 4, direction: DIRECTION_BACKWARD, speed_scale: 1.5}"
+    python -m atlas_crawl_bringup.send_goal crawl "{cycles: 10, gait: GAIT_DIAGONAL, loop_mode: LOOP_PART}"
     python -m atlas_crawl_bringup.send_goal turn "{direction: TURN_BY_ANGLE, angle_rad: 1.57}" --cancel-after 5
     python -m atlas_crawl_bringup.send_goal roll "{from_side: SIDE_LEFT, to: TO_BACK}"
 

@@ -14,6 +14,10 @@ without ROS.  One goal at a time:
   limbs in contact and the CoM inside their polygon with ``min_margin_m``.  If the support condition does not hold
   within ``support_wait_s`` the policy ``support_timeout_policy`` decides: ``proceed`` (default; the key-frame
   scripts are open-loop by design, thesis §4.1; the count is reported in the result reason) or ``abort``.
+* Dynamic gaits (scripts flagged ``static_stability: false``, e.g. the diagonal-pair ``crawl_forward_fast`` of
+  Crawl ``GAIT_DIAGONAL``): their swings leave two contacts, so there is no support polygon to wait for.  Before a
+  lift the sequencer only checks that a fresh support state exists and that not all contacts are lost (the robot
+  is still on the ground); the same ``support_wait_s`` / ``support_timeout_policy`` apply to that check.
 * Cancel (:meth:`request_cancel`): stop at the next statically stable stance — the next reached key-frame whose
   planned stance is all four limbs *and* (when a fresh support state is available) that the support state reports
   statically stable — then hold.  If none comes within one more cycle, stop where it is (the hold is still the last
@@ -50,6 +54,7 @@ CRAWL, TURN, ROLL = "crawl", "turn", "roll"
 CRAWL_DIRECTIONS = {0: "forward", 1: "backward"}
 CRAWL_LOOP = {0: "full", 1: "part"}
 CRAWL_METHODS = {0: "keyframe", 1: "iik", 2: "com_modulated"}
+CRAWL_GAITS = {0: "static", 1: "diagonal"}    # GAIT_STATIC (tripod, default), GAIT_DIAGONAL (dynamic pairs)
 TURN_DIRECTIONS = {0: "left", 1: "right", 2: "by_angle"}
 ROLL_SIDES = {0: "left", 1: "right"}
 ROLL_TO = {0: "back", 1: "belly"}
@@ -107,7 +112,8 @@ def compose_scripts(expr: str, loader: Callable):
         return scripts[0]
     kfs = [k for sc in scripts for k in sc.keyframes]
     return dataclasses.replace(scripts[0], name="+".join(sc.name for sc in scripts), keyframes=kfs,
-                               part_loop_start=0, fall_check="none" if any(sc.fall_check == "none" for sc in scripts)
+                               part_loop_start=0,
+                               static_stability=all(getattr(sc, "static_stability", True) for sc in scripts), fall_check="none" if any(sc.fall_check == "none" for sc in scripts)
                                else scripts[0].fall_check, end_quat_wxyz=getattr(scripts[-1], "end_quat_wxyz", None))
 
 
@@ -129,6 +135,7 @@ class MotionGoal:
     description: str = ""
     method: str = "keyframe"        # keyframe | iik | com_modulated (Cartesian phases, thesis §4.2-4.3)
     direction: int = 1              # +1 forward, -1 backward (Cartesian plan)
+    gait: str = "static"            # static (tripod) | diagonal (dynamic pairs, Crawl GAIT_DIAGONAL)
 
 
 @dataclass
@@ -166,14 +173,29 @@ def _bad_enum(value, table, what) -> Optional[str]:
 
 
 def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
-    """Crawl goal → (MotionGoal, "") or (None, reason)."""
+    """Crawl goal → (MotionGoal, "") or (None, reason).
+
+    Script: ``gaits.crawl_forward`` / ``gaits.crawl_backward`` for GAIT_STATIC, ``gaits.crawl_forward_diagonal``
+    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL backward (no such gait) or with a Cartesian method (those
+    plan the tripod crawl) is rejected.  A goal object without a ``gait`` field (plain-class callers written before
+    the field existed) means GAIT_STATIC, the message default.
+    """
+    gait_val = getattr(goal, "gait", 0)
     for val, table, what in ((goal.direction, CRAWL_DIRECTIONS, "direction"), (goal.loop_mode, CRAWL_LOOP,
                                                                                   "loop_mode"),
-                             (goal.method, CRAWL_METHODS, "method")):
+                             (goal.method, CRAWL_METHODS, "method"), (gait_val, CRAWL_GAITS, "gait")):
         r = _bad_enum(val, table, what)
         if r:
             return None, r
     method = CRAWL_METHODS[goal.method]
+    gait = CRAWL_GAITS[gait_val]
+    if gait == "diagonal":
+        if CRAWL_DIRECTIONS[goal.direction] == "backward":
+            return None, ("gait GAIT_DIAGONAL is forward only: there is no backward diagonal-pair gait; use "
+                          "GAIT_STATIC for DIRECTION_BACKWARD")
+        if method != "keyframe":
+            return None, (f"gait GAIT_DIAGONAL is a key-frame gait (crawl_forward_fast); method "
+                          f"{method} plans the static tripod crawl: use METHOD_KEYFRAME or GAIT_STATIC")
     if method != "keyframe" and not iik_available:
         return None, (f"method {CRAWL_METHODS[goal.method]} is not available yet: the Cartesian (IIK) gait needs "
                       "atlas_crawl_kinematics.iik; use METHOD_KEYFRAME")
@@ -190,14 +212,18 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
         if goal.cycles > p["max_cycles"]:
             return None, f"cycles {goal.cycles} exceeds max_cycles {p['max_cycles']}"
     backward = CRAWL_DIRECTIONS[goal.direction] == "backward"
-    script = p["gaits.crawl_backward"] if backward else p["gaits.crawl_forward"]
+    if gait == "diagonal":
+        script = p["gaits.crawl_forward_diagonal"]
+    else:
+        script = p["gaits.crawl_backward"] if backward else p["gaits.crawl_forward"]
     return MotionGoal(kind=CRAWL, script=script, loop_mode=CRAWL_LOOP[goal.loop_mode],
                       cycles=int(goal.cycles) if goal.distance_m == 0 else p["max_cycles"],
                       time_scale=1.0 / float(goal.speed_scale), distance_m=float(goal.distance_m),
-                      max_cycles=p["max_cycles"], method=method, direction=-1 if backward else 1,
+                      max_cycles=p["max_cycles"], method=method, direction=-1 if backward else 1, gait=gait,
                       description=f"crawl {CRAWL_DIRECTIONS[goal.direction]} "
                                   + (f"{goal.distance_m} m" if goal.distance_m else f"{goal.cycles} cycles")
-                                  + ("" if method == "keyframe" else f" ({method})")), ""
+                                  + ("" if method == "keyframe" else f" ({method})")
+                                  + (" (diagonal gait)" if gait == "diagonal" else "")), ""
 
 
 def validate_turn(goal, p: ParamValues):
@@ -269,6 +295,7 @@ class _Run:
     cancel_deadline_steps: Optional[int] = None
     support_violations: int = 0
     cycles_completed: int = 0
+    dynamic: bool = False        # script flagged static_stability: false (no support polygon before lifts)
     last_stance: np.ndarray = field(default_factory=lambda: np.ones(4, bool))
     steps: List[_Step] = field(default_factory=list)
 
@@ -328,7 +355,8 @@ class GaitSequencer:
             script = None
             per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
         self._run = _Run(goal=goal, script=script, t_start=float(t), pose0=pose0, steps_total=len(steps),
-                         per_cycle=per_cycle, steps=steps)
+                         per_cycle=per_cycle, steps=steps,
+                         dynamic=script is not None and not getattr(script, "static_stability", True))
 
     def _plan(self, script, goal: MotionGoal, first_cycle: int) -> List[_Step]:
         """Steps of the cycles [first_cycle, goal.cycles) (part loop restarts at part_loop_start after cycle 0)."""
@@ -435,7 +463,7 @@ class GaitSequencer:
         step = run.steps[nxt]
         lifts = run.last_stance & ~step.stance
         if lifts.any() and p["wait_for_support"]:
-            ok, why = self._support_ok(step.stance, support)
+            ok, why = self._support_ok_dynamic(support) if run.dynamic else self._support_ok(step.stance, support)
             if not ok:
                 if run.waiting_support_since is None:
                     run.waiting_support_since = t
@@ -483,6 +511,17 @@ class GaitSequencer:
         m = float(support.stability_margin_m)
         if not math.isfinite(m) or m < self.params["min_margin_m"]:
             return False, f"stability margin {m:.3f} m < {self.params['min_margin_m']} m"
+        return True, ""
+
+    def _support_ok_dynamic(self, support):
+        """Lift check of a dynamic gait: no support polygon is expected (two-contact swings); only require a fresh
+        support state with at least one limb on the ground (contacts not all lost)."""
+        if support is None:
+            return False, "no support state received"
+        if getattr(support, "age_s", 0.0) > self.params["support_max_age_s"]:
+            return False, f"support state is {support.age_s:.2f} s old"
+        if not np.asarray(support.in_contact, bool).any():
+            return False, "all contacts lost (dynamic gait)"
         return True, ""
 
     def _measure(self, run: _Run, pose) -> dict:
