@@ -261,7 +261,10 @@ def trial_log_from_recording(rec: GraphRecording, model=None, rate_hz: float = L
 def behaviour_of(kind: str, goal) -> str:
     """Evaluation behaviour name (atlas_crawl_eval.metrics) of a Crawl/Turn goal."""
     if kind == "crawl":
-        return "crawl_backward" if int(goal.direction) == type(goal).DIRECTION_BACKWARD else "crawl_forward"
+        if int(goal.direction) == type(goal).DIRECTION_BACKWARD:
+            return "crawl_backward"
+        diagonal = int(getattr(goal, "gait", 0)) == getattr(type(goal), "GAIT_DIAGONAL", -1)
+        return "crawl_forward_fast" if diagonal else "crawl_forward"
     g = type(goal)
     if int(goal.direction) == g.TURN_RIGHT or (int(goal.direction) == g.TURN_BY_ANGLE and goal.angle_rad < 0):
         return "turn_right"

@@ -471,7 +471,7 @@ def roll_success(log: TrialLog, last_s: float = 0.5, min_up: float = np.cos(np.r
 
 
 # ------------------------------------------------------------------------------------------------ per trial
-CRAWL_BEHAVIOURS = ("crawl_forward", "crawl_backward")
+CRAWL_BEHAVIOURS = ("crawl_forward", "crawl_backward", "crawl_forward_fast")
 TURN_BEHAVIOURS = ("turn_left", "turn_right")
 ROLL_BEHAVIOURS = ("roll_left", "roll_right")
 

@@ -19,6 +19,8 @@ from .trial_log import TrialLog
 # behaviour -> candidate (script name, reverse) in order of preference (issue 3 §3 script names)
 BEHAVIOUR_SCRIPTS = {
     "crawl_forward": [("crawl_forward", False)],
+    # dynamic diagonal-pair crawl (Crawl gait GAIT_DIAGONAL); not statically stable, see its header
+    "crawl_forward_fast": [("crawl_forward_fast", False)],
     "crawl_backward": [("crawl_backward", False), ("crawl_forward", True)],  # thesis "Reversing": X_{T-1:0}
     "turn_left": [("turn_left", False)],
     "turn_right": [("turn_right", False)],

@@ -52,6 +52,7 @@ IIK_CRAWL = {
 PROTOCOL = {
     "crawl_forward": (10, 10),
     "crawl_backward": (10, 10),
+    "crawl_forward_fast": (10, 10),   # same protocol as crawl_forward (it is a forward crawl)
     "turn_left": (5, 20),
     "turn_right": (5, 20),
     "roll_left": (20, 1),
@@ -61,7 +62,7 @@ PROTOCOL = {
 
 def thesis_reference(behaviour: str, loop: str = "full") -> dict:
     """Thesis values for a behaviour/loop mode ({} for rolling: the thesis gives no statistics there)."""
-    if behaviour == "crawl_forward":
+    if behaviour in ("crawl_forward", "crawl_forward_fast"):   # the thesis has one forward crawl (Table 4.2)
         return FORWARD_PART if loop == "part" else FORWARD_FULL
     if behaviour == "crawl_backward":
         return BACKWARD_PART if loop == "part" else BACKWARD_FULL
@@ -73,6 +74,7 @@ def thesis_reference(behaviour: str, loop: str = "full") -> dict:
 THESIS_SOURCE = {
     "crawl_forward": "Table 4.2",
     "crawl_backward": "Table 4.3",
+    "crawl_forward_fast": "Table 4.2",
     "turn_left": "Table 4.1",
     "turn_right": "Table 4.1",
 }
@@ -104,6 +106,9 @@ TARGETS = {
     },
     "roll_left": {"roll_success": (">=", 1.0)},
 }
+# The dynamic diagonal-pair crawl (crawl_forward_fast) has the forward crawl's targets except the static margin:
+# its swings have two contacts (no tripod phase, no support polygon), so the margin rows are n/a by design.
+TARGETS["crawl_forward_fast"] = {k: v for k, v in TARGETS["crawl_forward"].items() if k != "margin_min_m"}
 TARGETS["turn_right"] = TARGETS["turn_left"]
 TARGETS["roll_right"] = TARGETS["roll_left"]
 
