@@ -298,6 +298,8 @@ class _Run:
     dynamic: bool = False        # script flagged static_stability: false (no support polygon before lifts)
     last_stance: np.ndarray = field(default_factory=lambda: np.ones(4, bool))
     steps: List[_Step] = field(default_factory=list)
+    heading_last_rad: Optional[float] = None   # unwrapping: heading at the previous measurement
+    heading_change_rad: float = 0.0            # accumulated (unwrapped) heading change since the goal started
 
 
 class GaitSequencer:
@@ -403,6 +405,8 @@ class GaitSequencer:
         if run is None:
             return TickOutput()
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
+        if pelvis_pose is not None:
+            self._measure(run, pose)   # every tick: keeps the heading unwrapping increments small
         p = self.params
         out = TickOutput()
         # 1) the step in flight
@@ -525,13 +529,21 @@ class GaitSequencer:
         return True, ""
 
     def _measure(self, run: _Run, pose) -> dict:
+        """Displacement along / across the start heading and the heading change since the goal started.
+
+        The heading change is unwrapped: every call adds the wrapped increment since the previous call (the
+        sequencer measures every tick, far below half a turn apart), so a 12-cycle turn reports its full ~470°
+        instead of a value folded into (-180°, 180°]."""
         p0 = run.pose0
         h0 = heading_from_quat(p0[3:7])
+        h = heading_from_quat(pose[3:7])
+        run.heading_change_rad += _wrap(h - (h0 if run.heading_last_rad is None else run.heading_last_rad))
+        run.heading_last_rad = h
         d = pose[:2] - p0[:2]
         fwd = np.array([math.cos(h0), math.sin(h0)])
         left = np.array([-fwd[1], fwd[0]])
         return {"distance_m": float(d @ fwd), "lateral_drift_m": float(d @ left),
-                "heading_change_rad": _wrap(heading_from_quat(pose[3:7]) - h0), "drift_m": float(np.linalg.norm(d)),
+                "heading_change_rad": float(run.heading_change_rad), "drift_m": float(np.linalg.norm(d)),
                 "final_roll_rad": roll_from_quat(pose[3:7])}
 
     def _goal_met(self, run: _Run, pose):

@@ -227,3 +227,47 @@ def test_cartesian_start_without_support_state_raises():
     with pytest.raises(ValueError):
         seq.start(g, 0.0, np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
     assert not seq.busy
+
+
+class TurningHarness(Harness):
+    """Harness whose fake odometry yaws the pelvis 8° per key-frame reference (counter-clockwise)."""
+
+    def run(self, seconds, cancel_at=None):
+        tick_every = 5
+        for k in range(int(seconds / DT)):
+            self.t += DT
+            if k % tick_every == 0:
+                out = self.seq.tick(self.t, self.core.status(), self.support(), self.pose)
+                if out.reference is not None:
+                    self.refs.append(out.reference)
+                    ok, why = self.core.set_reference(out.reference)
+                    assert ok, why
+                if out.outcome:
+                    return out.outcome
+            self.q = self.core.update(self.t, DT, self.q).copy()
+            yaw = math.radians(8.0) * len(self.refs)
+            # pelvis lying forward (z axis horizontal) as when crawling: rotate about world z by yaw
+            qy = np.array([0.0, math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])       # 90° about y (x,y,z,w)
+            qz = np.array([0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2)])
+            x1, y1, z1, w1 = qz
+            x2, y2, z2, w2 = qy
+            self.pose[3:7] = [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                              w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
+        return None
+
+
+def test_turn_result_is_unwrapped_past_half_a_turn():
+    """6 cycles × 5 key-frames × 8° = 240° of turning must be reported as 240°, not folded to -120° (the result
+    used to wrap the heading difference into (-180°, 180°]; seen in Gazebo: 12 turn cycles reported as 112°)."""
+    h = TurningHarness()
+    T = lambda **kw: SimpleNamespace(**dict(dict(direction=0, angle_rad=0.0, cycles=6, speed_scale=1.0), **kw))  # noqa
+    g, why = validate_turn(T(), h.p)
+    assert g is not None, why
+    h0 = heading_from_quat(h.pose[3:7])
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(30.0)
+    assert out is not None and out.status == "succeeded", out
+    expected = math.radians(8.0) * len(h.refs)
+    assert expected > math.pi   # the case that used to wrap
+    assert out.heading_change_rad == pytest.approx(expected, abs=1e-6)
+    assert heading_from_quat(h.pose[3:7]) - h0 == pytest.approx(math.remainder(expected, 2 * math.pi), abs=1e-6)
