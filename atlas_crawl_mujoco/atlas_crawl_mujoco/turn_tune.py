@@ -3,11 +3,9 @@ it with the evaluation's own metrics (thesis §4.1.2, atlas_crawl_eval.metrics.t
 
 Two additions over ``gait_design turn_left`` / ``search_gait turn_left``:
 
-* :class:`TurnDesigner` — the turn cycle of :meth:`~.gait_design.CrawlDesigner.turn` with an explicit rotation
-  centre (``centre_x_m``, ``centre_y_m`` in the pelvis-start frame; default = contact centroid as before). Putting the
-  centre under the mean CoM of the cycle instead of the contact centroid (which lies ahead of the CoM) shrinks the
-  CoM circle (the thesis "radius"). The K0 stance (``stance``, the gait's start and end) does not depend on the
-  centre, so the gait still starts and ends in the same stance for the sequencer.
+* the rotation centre (``centre_x_m``, ``centre_y_m`` of :meth:`~.gait_design.CrawlDesigner.turn`, pelvis-start
+  frame; None = contact centroid): under the mean CoM of the cycle instead of the contact centroid (which lies
+  ahead of the CoM) it shrinks the CoM circle (the thesis "radius"); the K0 stance does not depend on it.
 * :func:`play` — the trial loop of :func:`atlas_crawl_eval.run_trials.run_trial` (fresh sim, seeded start-pose
   noise, 2.5 s logged settle before/after, full loop) with the effort-saturation measure of
   :mod:`~.run_sequence` (longest continuous time any servo is at its force limit), scored with
@@ -21,7 +19,6 @@ Two additions over ``gait_design turn_left`` / ``search_gait turn_left``:
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -29,63 +26,12 @@ import tempfile
 import numpy as np
 
 from atlas_crawl_controller.keyframes import load_script
-from atlas_crawl_controller.robot_info import LIMB_NAMES
 
-from .gait_design import DESCRIPTIONS, DIAGONAL, PRESETS, TURN_DEFAULTS, CrawlDesigner, com_in_triangle, parse_sets, \
-    to_yaml
+from .gait_design import DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
 from .run_sequence import MAX_SATURATION_S
 
-TURN_EXTRA = dict(centre_x_m=None, centre_y_m=None)
-
-
-class TurnDesigner(CrawlDesigner):
-    """CrawlDesigner whose turn cycle rotates the contacts about ``(centre_x_m, centre_y_m)`` (None = centroid)."""
-
-    def turn(self, **kw):
-        """Periodic turn-on-the-spot cycle (rotation ``turn_rad`` per cycle, + = left) about the given centre.
-        Identical to :meth:`CrawlDesigner.turn` when both centre coordinates are None."""
-        p = dict(TURN_DEFAULTS, **TURN_EXTRA)
-        p.update(kw)
-        self.sag_comp = float(p["sag_comp"])
-        th = float(p["turn_rad"])
-        order = [LIMB_NAMES.index(n) for n in p["order"]]
-        nominal = self._nominal(p)
-        contacts = nominal.copy()
-        centre = contacts[:, :2].mean(0)
-        if p["centre_x_m"] is not None:
-            centre[0] = float(p["centre_x_m"])
-        if p["centre_y_m"] is not None:
-            centre[1] = float(p["centre_y_m"])
-        pz = self.pelvis_z0 + p["pelvis_dz_m"]
-        pitch = math.radians(p["pitch_deg"])
-        qpos, err = self.solve(self.seed_qpos, contacts, (p["com_x_m"], 0.0), 0.0, pz, pitch, iters=400)
-        kfs = [self._kf("stance", qpos, contacts, np.ones(4, bool), p["t_stance_s"], err)]
-        heading = 0.0
-        c, s_ = math.cos(th), math.sin(th)
-        for li in order:
-            name = LIMB_NAMES[li]
-            tri = np.array([j != li for j in range(4)])
-            com_xy = com_in_triangle(self.com(qpos)[:2], contacts[tri, :2], p["margin_m"],
-                                     bias=(p["com_bias"] or {}).get(name), kin_margin=p["kin_margin_m"])
-            qpos, err = self.solve(qpos, contacts, com_xy, heading, pz, pitch)
-            kfs.append(self._kf(f"shift_for_{name}", qpos, contacts, np.ones(4, bool), p["t_shift_s"], err, tri))
-            r = nominal[li, :2] - centre
-            goal = contacts[li].copy()
-            goal[:2] = centre + np.array([c * r[0] - s_ * r[1], s_ * r[0] + c * r[1]])
-            lift = contacts[li] + p["swing_frac"] * (goal - contacts[li])
-            lift[2] += p["lift_hand_m"] if li < 2 else p["lift_knee_m"]
-            tg = contacts.copy()
-            tg[li] = lift
-            tg[DIAGONAL[li], 2] -= p["press_diag_m"]
-            heading += th / 4
-            qpos, err = self.solve(qpos, tg, com_xy, heading - th / 8, pz, pitch)
-            kfs.append(self._kf(f"lift_{name}", qpos, tg, tri, p["t_lift_s"], err))
-            tg[li] = goal - np.array([0, 0, p["press_m"]])
-            qpos, err = self.solve(qpos, tg, com_xy, heading, pz, pitch)
-            contacts = contacts.copy()
-            contacts[li] = goal
-            kfs.append(self._kf(f"place_{name}", qpos, contacts, tri, p["t_place_s"], err))
-        return kfs, p
+#: the turn designer (gait_design's CrawlDesigner.turn has the rotation-centre option)
+TurnDesigner = CrawlDesigner
 
 
 def design_yaml(designer: TurnDesigner, params: dict, measured: str | None = None) -> str:
