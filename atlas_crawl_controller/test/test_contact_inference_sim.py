@@ -9,7 +9,7 @@ from atlas_crawl_controller.contact_inference_eval import evaluate, record_run  
 
 @pytest.fixture(scope="module")
 def log():
-    t, pos, eff, truth, outcome = record_run("crawl_forward", cycles=1, speed=2.0, rate_hz=100.0)
+    t, pos, eff, truth, outcome = record_run("crawl_forward", cycles=1, speed=1.0, rate_hz=100.0)
     assert outcome is not None and outcome.status == "succeeded", outcome
     return t, pos, eff, truth
 
@@ -19,15 +19,15 @@ def test_ground_truth_has_swing_and_stance(log):
     assert truth.any(axis=0).all() and (~truth).any(axis=0).all()   # every limb both touches and lifts
 
 
-@pytest.mark.parametrize("method,min_mcc", [("height", 0.25), ("velocity", 0.35), ("effort", 0.12)])
+@pytest.mark.parametrize("method,min_mcc", [("height", 0.2), ("velocity", 0.35), ("effort", 0.15)])
 def test_estimators_beat_a_constant_predictor(log, method, min_mcc):
     """Matthews correlation vs MuJoCo contacts: 0 for "always stance" (whose F1 looks high), > 0 for information.
 
-    Bounds are loose on purpose: the numbers move with the gait scripts, the model and the key-frame timing
-    (crawl_forward, 2 cycles, controller settle_timeout_s 0.3: height 0.39-0.52, velocity 0.56-0.65, effort
-    0.34-0.63; with the open-loop timing (settle_timeout_s 0, the default since): this fixture's 1 cycle at speed
-    2 gives height 0.38, velocity 0.63, effort 0.19, and 2 cycles at speed 1 0.33 / 0.63 / 0.29 — the effort
-    estimator sees less steady stance loads when the next key-frame starts at once; see contact_inference_eval)."""
+    Bounds are loose on purpose: the numbers move with the gait scripts, the model and the controller's timing
+    (crawl_forward, 2 cycles, settle_timeout_s 0.3 / velocity_limit_scale 0.5: height 0.39-0.52, velocity
+    0.56-0.65, effort 0.34-0.63). With the player's timing (settle 0, velocity scale 1.0, the defaults since) this
+    fixture's 1 cycle at nominal speed gives height 0.32, velocity 0.60, effort 0.25 (3 cycles: 0.28 / 0.64 / 0.29).
+    At 2x speed the effort estimator drops to 0.08 (dynamic loads), so the fixture runs at nominal speed."""
     res = evaluate(*log)[method]["all"]
     assert res["mcc"] >= min_mcc, res
     assert np.isfinite(res["precision"]) and np.isfinite(res["recall"])

@@ -94,10 +94,11 @@ PRESETS = {
     "crawl_backward": dict(stride_m=-0.26, com_x_m=0.20, order=("LK", "RW", "RK", "LW"), margin_m=0.038,
                            lift_hand_m=0.035, lift_knee_m=0.03, sag_comp=0.6, t_stance_s=0.2, t_shift_s=0.46,
                            t_lift_s=0.2, t_place_s=0.2),
-    # turn_tune sweep + 24-point random search (5 trials x 20 cycles: 39.2 s/circle, radius 0.060 m): rotate the
-    # contacts about a centre under the cycle's mean CoM instead of the contact centroid (0.30, 0)
-    "turn_left": dict(turn_rad=0.6533, margin_m=0.06, lift_hand_m=0.035, lift_knee_m=0.03, t_shift_s=0.5277,
-                      t_lift_s=0.18, t_place_s=0.18, t_stance_s=0.2, centre_x_m=0.2511, centre_y_m=0.0054),
+    "turn_left": dict(turn_rad=0.65, margin_m=0.06, lift_hand_m=0.035, lift_knee_m=0.03, t_shift_s=0.55,
+                      t_lift_s=0.18, t_place_s=0.18, t_stance_s=0.2),
+    # NOT shipped: turn_tune's centre-under-CoM variant (centre_x_m=0.2511, centre_y_m=0.0054, turn_rad=0.6533,
+    # t_shift_s=0.5277) met the turning targets in the player evaluation (39.2 s/circle, radius 0.060 m) but through
+    # the ROS graph, right after a crawl, it turned the wrong way and slid 1.19 m (embedded --quick)
 }
 
 
