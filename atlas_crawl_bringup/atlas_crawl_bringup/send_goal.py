@@ -43,6 +43,15 @@ def parse_fields(kind: str, text: str) -> dict:
     return out
 
 
+def goal_from_text(kind: str, text: str):
+    """The action goal message for a YAML goal text; raises ValueError with the reason for anything unusable."""
+    from atlas_crawl_controller.nodes.goal_client import make_goal
+    try:
+        return make_goal(kind, parse_fields(kind, text))
+    except (ValueError, TypeError, yaml.YAMLError) as e:
+        raise ValueError(str(e)) from e
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("action", choices=["crawl", "turn", "roll"])
@@ -54,11 +63,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-local-check", action="store_true")
     args = ap.parse_args(argv)
 
-    from atlas_crawl_controller.nodes.goal_client import GoalClient, make_goal
+    from atlas_crawl_controller.nodes.goal_client import GoalClient
     try:
-        fields = parse_fields(args.action, args.goal)
-        goal = make_goal(args.action, fields)
-    except (ValueError, TypeError, yaml.YAMLError) as e:
+        goal = goal_from_text(args.action, args.goal)
+    except ValueError as e:
         print(f"bad goal: {e}", file=sys.stderr)
         return 1
     if not args.no_local_check:

@@ -7,7 +7,7 @@ Gazebo full stack as for the MuJoCo evaluation (:mod:`atlas_crawl_eval.evaluate`
     python -m atlas_crawl_eval.graph_trial turn "{direction: TURN_LEFT, cycles: 4}" --out reports/graph/turn4 \\
         --mcap reports/graph/turn4/trial.mcap
 
-The goal is YAML parsed exactly as ``atlas_crawl_bringup.send_goal`` does (``parse_fields`` + ``make_goal``; enum
+The goal is YAML parsed exactly as ``atlas_crawl_bringup.send_goal`` does (``goal_from_text``; enum
 fields accept the action's constant names). Needs a running graph on the same ROS_DOMAIN_ID, e.g.
 ``python -m atlas_crawl_bringup.embedded --serve`` or the Gazebo launch.
 
@@ -573,13 +573,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     import shlex
-    import yaml
-    from atlas_crawl_bringup.send_goal import parse_fields
-    from atlas_crawl_controller.nodes.goal_client import make_goal
+    from atlas_crawl_bringup.send_goal import goal_from_text
     try:
-        fields = parse_fields(a.action, a.goal)
-        goal = make_goal(a.action, fields)
-    except (ValueError, TypeError, yaml.YAMLError) as e:
+        goal = goal_from_text(a.action, a.goal)
+    except ValueError as e:
         print(f"bad goal: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     from . import params as params_mod
