@@ -406,7 +406,7 @@ class GaitSequencer:
             return TickOutput()
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
         if pelvis_pose is not None:
-            self._measure(run, pose)   # every tick: keeps the heading unwrapping increments small
+            self._track_heading(run, pose)   # every tick: keeps the unwrapping increments small
         p = self.params
         out = TickOutput()
         # 1) the step in flight
@@ -528,17 +528,20 @@ class GaitSequencer:
             return False, "all contacts lost (dynamic gait)"
         return True, ""
 
-    def _measure(self, run: _Run, pose) -> dict:
-        """Displacement along / across the start heading and the heading change since the goal started.
+    @staticmethod
+    def _track_heading(run: _Run, pose) -> None:
+        """Unwrapped heading change: add the wrapped increment since the previous call (made every tick, far below
+        half a turn apart), so a 12-cycle turn reports its full ~470° instead of a value folded into ±180°."""
+        h = heading_from_quat(pose[3:7])
+        last = heading_from_quat(run.pose0[3:7]) if run.heading_last_rad is None else run.heading_last_rad
+        run.heading_change_rad += _wrap(h - last)
+        run.heading_last_rad = h
 
-        The heading change is unwrapped: every call adds the wrapped increment since the previous call (the
-        sequencer measures every tick, far below half a turn apart), so a 12-cycle turn reports its full ~470°
-        instead of a value folded into (-180°, 180°]."""
+    def _measure(self, run: _Run, pose) -> dict:
+        """Displacement along / across the start heading and the (unwrapped) heading change since the start."""
+        self._track_heading(run, pose)
         p0 = run.pose0
         h0 = heading_from_quat(p0[3:7])
-        h = heading_from_quat(pose[3:7])
-        run.heading_change_rad += _wrap(h - (h0 if run.heading_last_rad is None else run.heading_last_rad))
-        run.heading_last_rad = h
         d = pose[:2] - p0[:2]
         fwd = np.array([math.cos(h0), math.sin(h0)])
         left = np.array([-fwd[1], fwd[0]])
