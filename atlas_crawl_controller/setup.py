@@ -25,7 +25,6 @@ setup(
     entry_points={
         "console_scripts": [
             "check_gaits = atlas_crawl_controller.check_gaits:main",
-            "mujoco_sim_node = atlas_crawl_controller.nodes.mujoco_sim_node:main",
             "gait_sequencer_node = atlas_crawl_controller.nodes.gait_sequencer_node:main",
             "contact_inference_node = atlas_crawl_controller.nodes.contact_inference_node:main",
             "support_markers_node = atlas_crawl_controller.nodes.support_markers_node:main",

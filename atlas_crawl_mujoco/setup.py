@@ -23,6 +23,7 @@ setup(
     entry_points={
         "console_scripts": [
             "run_gait = atlas_crawl_mujoco.run_gait:main",
+            "mujoco_sim_node = atlas_crawl_mujoco.sim_node:main",
         ],
     },
 )

@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
 
     from atlas_crawl_controller.nodes.goal_client import GoalClient
-    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_bringup.stack import Stack
     from atlas_crawl_msgs.msg import SupportState
 
     from .mcap_recorder import McapRecorder, summarize
@@ -190,7 +190,7 @@ def main(argv=None) -> int:
 
 def serve(args) -> int:
     """Bring the graph up and serve /crawl /turn /roll until Ctrl-C (for send_goal in another shell)."""
-    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_bringup.stack import Stack
     stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf or 1.0},
                                "contact_inference": {"method": args.method}}, isolate=False,
                   params_file=args.params_file or default_params_file())

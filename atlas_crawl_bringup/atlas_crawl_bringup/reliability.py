@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from atlas_crawl_controller.nodes.reliability import run_random_clients
-    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_bringup.stack import Stack
 
     w0 = time.monotonic()
     stack = Stack()

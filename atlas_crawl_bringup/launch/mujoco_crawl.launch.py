@@ -30,7 +30,7 @@ def generate_launch_description():
     rtf = LaunchConfiguration("real_time_factor")
     method = LaunchConfiguration("contact_method")
     sim = launch_ros.actions.Node(
-        package="atlas_crawl_controller", executable="mujoco_sim_node", name="mujoco_sim", output="screen",
+        package="atlas_crawl_mujoco", executable="mujoco_sim_node", name="mujoco_sim", output="screen",
         parameters=[overrides, {"real_time_factor": rtf}])
     return launch.LaunchDescription([
         launch.actions.DeclareLaunchArgument("real_time_factor", default_value="1.0",

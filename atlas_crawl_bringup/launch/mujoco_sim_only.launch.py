@@ -15,7 +15,7 @@ def generate_launch_description():
     overrides = os.path.join(get_package_share_directory("atlas_crawl_bringup"), "config", "atlas_crawl_mujoco.yaml")
     return launch.LaunchDescription([
         launch.actions.DeclareLaunchArgument("real_time_factor", default_value="1.0"),
-        launch_ros.actions.Node(package="atlas_crawl_controller", executable="mujoco_sim_node", name="mujoco_sim",
+        launch_ros.actions.Node(package="atlas_crawl_mujoco", executable="mujoco_sim_node", name="mujoco_sim",
                                 output="screen",
                                 parameters=[overrides, {"real_time_factor": LaunchConfiguration("real_time_factor")}]),
     ])

@@ -50,7 +50,7 @@ def test_bad_definitions_raise():
 
 
 @pytest.mark.parametrize("fname", ["crawl_controller_parameters.yaml", "contact_inference_parameters.yaml",
-                                   "gait_sequencer_parameters.yaml", "mujoco_sim_node_parameters.yaml"])
+                                   "gait_sequencer_parameters.yaml"])
 def test_package_files_load_and_document_units(fname):
     ps = load_parameter_file(fname)
     assert ps.specs

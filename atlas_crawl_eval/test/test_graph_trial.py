@@ -259,7 +259,7 @@ def _live_available():
     try:
         import atlas_crawl_mujoco.sim  # noqa: F401
         import rclpy  # noqa: F401
-        from atlas_crawl_controller.nodes.stack import Stack  # noqa: F401
+        from atlas_crawl_bringup.stack import Stack  # noqa: F401
     except Exception:
         return False
     return True
@@ -267,11 +267,11 @@ def _live_available():
 
 @pytest.fixture(scope="module")
 def live_stack():
-    """The composed embedded graph of the controller tests' ``ros_fixtures.stack`` (same Stack class, isolated ROS
+    """The composed embedded graph of the bringup tests' ``ros_fixtures.stack`` (same Stack class, isolated ROS
     domain), but paced at real_time_factor 1 like ``embedded --serve``: at 0 (as fast as possible) the physics runs
     ahead of the ROS messages on a loaded machine and the closed-loop sequencer can abort a key-frame ("did not
     reach ... within ... s (sim time)"), which is the graph's behaviour, not the measurement's."""
-    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_bringup.stack import Stack
     s = Stack(node_params={"mujoco_sim": {"real_time_factor": 1.0}})
     yield s
     s.close()

@@ -4,7 +4,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def stack():
-    from atlas_crawl_controller.nodes.stack import Stack
+    from atlas_crawl_bringup.stack import Stack
     s = Stack()
     yield s
     s.close()

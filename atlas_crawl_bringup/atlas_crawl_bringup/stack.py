@@ -106,9 +106,9 @@ class Stack:
             isolate_ros_domain()
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        from .contact_inference_node import ContactInferenceNode
-        from .gait_sequencer_node import GaitSequencerNode
-        from .mujoco_sim_node import MujocoSimNode
+        from atlas_crawl_controller.nodes.contact_inference_node import ContactInferenceNode
+        from atlas_crawl_controller.nodes.gait_sequencer_node import GaitSequencerNode
+        from atlas_crawl_mujoco.sim_node import MujocoSimNode
         merged: Dict[str, dict] = load_ros_params_file(params_file) if params_file else {}
         for name, vals in (node_params or {}).items():
             merged.setdefault(name, {}).update(vals)

@@ -6,7 +6,7 @@ pelvis pose are read from the simulator, ``CrawlControllerCore.update`` computes
 they are written as servo targets.  It publishes ``/clock``, ``/joint_states``, the ground-truth pelvis pose
 (``/atlas/pelvis_pose`` PoseStamped, ``/atlas/pelvis_odom`` Odometry), the ground-truth contacts
 (``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH), the controller status, and serves
-``/sim/reset`` (std_srvs/Trigger) for fresh trials.  Names: nodes/topics.py.
+``/sim/reset`` (std_srvs/Trigger) for fresh trials.  Names: atlas_crawl_controller/nodes/topics.py.
 
 Sim time is monotonic: a reset restarts the physics at t = 0 but the published clock continues from where it was
 (offset), so sim-time timers of the other nodes never see time jump backwards.
@@ -16,6 +16,7 @@ inside it has its own configure/activate cycle, driven by ``controller_autostart
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Optional
@@ -34,17 +35,22 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
-from .. import contact_inference as ci
-from ..controller_core import CrawlControllerCore, State
-from ..controller_core import parameter_set as controller_parameter_set
-from ..cartesian import quat_xyzw_to_R
-from ..parameters import ParameterSet, declare_ros_parameters, load_parameter_file
-from ..robot_info import JOINT_NAMES
-from . import topics
-from ._common import declare_validated_parameters, spin_node
-from .conversions import reference_from_msg, status_to_msg, support_to_msg
+from atlas_crawl_controller import contact_inference as ci
+from atlas_crawl_controller.controller_core import CrawlControllerCore, State
+from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
+from atlas_crawl_controller.cartesian import quat_xyzw_to_R
+from atlas_crawl_controller.parameters import ParameterSet, config_path, declare_ros_parameters, load_parameter_file
+from atlas_crawl_controller.robot_info import JOINT_NAMES
+from atlas_crawl_controller.nodes import topics
+from atlas_crawl_controller.nodes._common import declare_validated_parameters, spin_node
+from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
+
+from .params import default_param_file
+from .run_gait import start_state
+from .sim import AtlasSim
 
 PARAMETER_FILE = "mujoco_sim_node_parameters.yaml"
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _prefixed(pset: ParameterSet, prefix: str, read_only: bool = False) -> ParameterSet:
@@ -67,8 +73,7 @@ class MujocoSimNode(Node):
 
     def __init__(self, node_name: str = "mujoco_sim", sim_overrides: Optional[dict] = None, **kwargs):
         super().__init__(node_name, **kwargs)
-        from atlas_crawl_mujoco.sim import AtlasSim  # MuJoCo import only when the node is built
-        self._pset = load_parameter_file(PARAMETER_FILE)
+        self._pset = load_parameter_file(config_path(PARAMETER_FILE, "atlas_crawl_mujoco", source_dir=_PKG_DIR))
         self._ctrl_pset = _prefixed(controller_parameter_set(), "controller.")
         phys = _physics_parameter_set()
         declare_validated_parameters(self, self._pset, self._apply_params)
@@ -83,7 +88,7 @@ class MujocoSimNode(Node):
         self.core = CrawlControllerCore()
         self._cartesian = None
         if self.params["controller_cartesian"]:
-            from .. import cartesian
+            from atlas_crawl_controller import cartesian
             if cartesian.available():
                 self._cartesian = cartesian.make_cartesian_solver()
             else:
@@ -129,7 +134,6 @@ class MujocoSimNode(Node):
 
     # ------------------------------------------------------------------ reset
     def _reset_locked(self):
-        from atlas_crawl_mujoco.run_gait import start_state
         from atlas_crawl_controller.keyframes import NAMED_POSES, load_script, named_pose
         name = self.params["initial_pose"]
         self.sim.fall_check = "none"
@@ -313,7 +317,6 @@ def _quat_wxyz_to_R(q) -> np.ndarray:
 def _physics_parameter_set() -> Optional[ParameterSet]:
     """atlas_crawl_mujoco's physics parameters (read-only here: changing them needs a new model)."""
     try:
-        from atlas_crawl_mujoco.params import default_param_file
         ps = load_parameter_file(default_param_file())
         return _prefixed(ps, "physics.", read_only=True)
     except Exception:

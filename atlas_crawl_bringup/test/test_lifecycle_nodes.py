@@ -7,7 +7,7 @@ from atlas_crawl_msgs.msg import ContactState, SupportState
 from rclpy.parameter import Parameter
 
 from atlas_crawl_controller.nodes import topics
-from atlas_crawl_controller.nodes.stack import Stack
+from atlas_crawl_bringup.stack import Stack
 
 
 @pytest.fixture(scope="module")
