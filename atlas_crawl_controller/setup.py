@@ -24,11 +24,9 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "check_gaits = atlas_crawl_controller.check_gaits:main",
             "gait_sequencer_node = atlas_crawl_controller.nodes.gait_sequencer_node:main",
             "contact_inference_node = atlas_crawl_controller.nodes.contact_inference_node:main",
             "support_markers_node = atlas_crawl_controller.nodes.support_markers_node:main",
-            "contact_inference_eval = atlas_crawl_controller.contact_inference_eval:main",
         ],
     },
 )

@@ -24,6 +24,7 @@ setup(
         "console_scripts": [
             "evaluate = atlas_crawl_eval.evaluate:main",
             "graph_trial = atlas_crawl_eval.graph_trial:main",
+            "contact_inference_eval = atlas_crawl_eval.contact_inference_eval:main",
         ],
     },
 )

@@ -24,6 +24,7 @@ setup(
         "console_scripts": [
             "run_gait = atlas_crawl_mujoco.run_gait:main",
             "mujoco_sim_node = atlas_crawl_mujoco.sim_node:main",
+            "check_gaits = atlas_crawl_mujoco.check_gaits:main",
         ],
     },
 )

@@ -13,10 +13,17 @@ def test_fast_crawl_2_cycles_moves_forward_without_falling():
     assert r["final_pelvis_z_m"] > 0.45      # measured 0.540 m: still on all fours, not on the torso
 
 
+def test_check_gaits_skips_dynamic_scripts_with_a_reason():
+    from atlas_crawl_controller.keyframes import load_script
+    from atlas_crawl_mujoco.check_gaits import skip_reason
+    assert "two contacts" in skip_reason(load_script("crawl_forward_fast"))
+    assert skip_reason(load_script("crawl_forward")) == ""
+
+
 def test_check_gaits_skips_the_dynamic_script_explicitly():
     import io
 
-    from atlas_crawl_controller.check_gaits import check
+    from atlas_crawl_mujoco.check_gaits import check
     skipped, out = {}, io.StringIO()
     worst = check(["crawl_forward_fast"], out=out, skipped=skipped)
     assert "crawl_forward_fast" not in worst

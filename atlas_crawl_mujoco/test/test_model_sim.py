@@ -93,7 +93,7 @@ def test_short_crawl_backward_moves_backward():
 
 
 def test_planned_margins_positive():
-    from atlas_crawl_controller.check_gaits import check
+    from atlas_crawl_mujoco.check_gaits import check
     names = ["crawl_forward", "crawl_backward", "turn_left", "turn_right"]
     worst = check(names, out=open("/dev/null", "w"))
     for n in names:

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from atlas_crawl_controller.contact_inference_eval import evaluate, record_run  # noqa: E402
+from atlas_crawl_eval.contact_inference_eval import evaluate, record_run  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Precision/recall of the contact estimators against the simulator's ground truth over a crawl run (no ROS).
 
-    python -m atlas_crawl_controller.contact_inference_eval [--gait crawl_forward] [--cycles 3] [--speed 1.0]
+    python -m atlas_crawl_eval.contact_inference_eval [--gait crawl_forward] [--cycles 3] [--speed 1.0]
                                                             [--rate-hz 100] [--save log.npz]
 
 Runs the plain-Python stack exactly as the nodes compose it — AtlasSim (1 kHz physics), CrawlControllerCore
@@ -18,19 +18,18 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import contact_inference as ci
-from .controller_core import CrawlControllerCore
-from .gait_sequencer import GaitSequencer, MotionGoal
-from .gait_sequencer import parameter_set as seq_params
-from .robot_info import LIMB_NAMES
+from atlas_crawl_controller import contact_inference as ci
+from atlas_crawl_controller.controller_core import CrawlControllerCore
+from atlas_crawl_controller.gait_sequencer import GaitSequencer, MotionGoal
+from atlas_crawl_controller.gait_sequencer import parameter_set as seq_params
+from atlas_crawl_controller.keyframes import load_script
+from atlas_crawl_controller.robot_info import LIMB_NAMES
+from atlas_crawl_mujoco.sim import AtlasSim
 
 
 def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0, rate_hz: float = 100.0,
                loop: str = "part", seed: int = 0):
     """Simulate a crawl and return (t, contact_pos (N,4,3), efforts (N,28), truth (N,4), outcome)."""
-    from atlas_crawl_mujoco.sim import AtlasSim
-
-    from .keyframes import load_script
     sim = AtlasSim(seed=seed)
     script = load_script(gait)
     sim.fall_check = "none"

@@ -1,7 +1,7 @@
 """Static stability check of every key-frame of the gait scripts (thesis §4.1: "we analyse the CoM with respect to
 the support limbs ... planning ahead").
 
-    python -m atlas_crawl_controller.check_gaits [gait ...] [--min-margin 0.03]
+    python -m atlas_crawl_mujoco.check_gaits [gait ...] [--min-margin 0.03]
 
 Method (kinematic, no physics): for each key-frame the robot is placed with its joint angles so that the contact
 frames of the key-frame's planned stance lie on the floor plane (base height/roll/pitch solved by Gauss-Newton,
@@ -23,8 +23,11 @@ import sys
 
 import numpy as np
 
-from .keyframes import list_gaits, load_script
-from .robot_info import LIMB_NAMES
+from atlas_crawl_controller.keyframes import list_gaits, load_script
+from atlas_crawl_controller.robot_info import LIMB_NAMES
+
+from .kin import WholeBodyIK, place_on_ground, support_margin
+from .model import build_model
 
 
 def skip_reason(script) -> str:
@@ -38,8 +41,6 @@ def skip_reason(script) -> str:
 def check(names=None, min_margin=0.03, out=sys.stdout, skipped=None):
     """Worst tripod / before-lift margin per script name. Dynamic scripts are not checked: their name -> reason goes
     into the ``skipped`` dict (when given) and is printed."""
-    from atlas_crawl_mujoco.kin import WholeBodyIK, place_on_ground, support_margin
-    from atlas_crawl_mujoco.model import build_model
     ik = WholeBodyIK(build_model())
     worst = {}
     for name in names or list_gaits():
