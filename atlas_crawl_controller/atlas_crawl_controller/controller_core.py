@@ -25,6 +25,11 @@ Guarantees (tested in test_controller_core.py):
   ``limit_tolerance_rad``, non-positive or too long durations, unavailable modes, inactive controller) are
   rejected with a reason; the previous reference continues untouched.
 * Non-finite measured state: the controller keeps its last safe command and reports the reason.
+* Ownership: while one sender's motion runs (until its end plus ``reference_owner_lease_s``), references from
+  any other sender (``Reference.sender``; "" is a sender too) are refused with a reason naming the owner.
+* A rejected reference never touches the status of the running motion: :meth:`set_reference` returns the
+  rejection, and :attr:`last_rejection` holds it as a :class:`Status` under the rejected reference's own
+  ``sequence_id`` and ``sender`` (hosts publish it once).  ``rejected_references`` counts them.
 * Watchdog: a reference is "alive" until ``duration_s + watchdog_timeout_s`` after it was received; if nothing
   new (a new reference or a ``MODE_HOLD`` keep-alive) arrives in time the controller enters ``WATCHDOG_HOLD``,
   freezing the last safe command until the next accepted reference.
@@ -100,11 +105,13 @@ class Reference:
     contact_targets: Optional[np.ndarray] = None   # (4, 3) world frame, LW RW LK RK
     stance: Sequence[bool] = (True, True, True, True)
     com_modulation: bool = False
+    sender: str = ""                                # who sent it ("" = anonymous); see "Ownership" above
 
 
 @dataclass
 class Status:
     sequence_id: int = 0
+    sender: str = ""
     accepted: bool = True
     reached: bool = True
     reason: str = ""
@@ -143,6 +150,10 @@ class CrawlControllerCore:
         self._state = State.INACTIVE
         self._status = Status(state=State.INACTIVE, reached=False, reason="not configured")
         self._configured = False
+        self._owner: Optional[str] = None
+        self._owner_until = -math.inf
+        self.rejected_references = 0
+        self.last_rejection: Optional[Status] = None
         self._reset_motion()
 
     # ------------------------------------------------------------------------------------------------ lifecycle
@@ -202,6 +213,7 @@ class CrawlControllerCore:
         self._hold_target = self._safe.copy()
         self._state = State.HOLDING
         self._last_time = None
+        self._owner, self._owner_until = None, -math.inf
         self._status = Status(state=State.HOLDING, reached=True)
         return self._cmd
 
@@ -244,12 +256,25 @@ class CrawlControllerCore:
 
     def set_reference(self, ref: Reference) -> Tuple[bool, str]:
         """Validate and queue a reference; it starts at the next update. Returns (accepted, reason)."""
-        ok, reason, prepared = self._check_reference(ref)
+        try:
+            ok, reason, prepared = self._check_reference(ref)
+        except Exception as e:  # malformed object: a rejection, never an exception into the host's callback
+            ok, reason, prepared = False, f"malformed reference ({type(e).__name__}: {e})", None
+        if ok and self._owner is not None and prepared.sender != self._owner and (
+                (self._state == State.TRACKING and not self._status.reached) or (self._last_time if self._last_time is not None else -math.inf)
+                < self._owner_until):
+            ok, reason = False, (f"refused: the controller is owned by '{self._owner or '(anonymous)'}' while its "
+                                 f"motion runs (+{self.params['reference_owner_lease_s']} s); reference from "
+                                 f"'{prepared.sender or '(anonymous)'}'")
         if not ok:
-            # A rejection is reported in the status without disturbing the running motion.
-            self._status.accepted = False
-            self._status.reason = reason
-            self._status.extra["rejected_sequence_id"] = int(getattr(ref, "sequence_id", 0) or 0)
+            # Reported under the rejected reference's own id and sender; the running motion's status is untouched.
+            self.rejected_references += 1
+            try:
+                seq = int(getattr(ref, "sequence_id", 0) or 0)
+            except (TypeError, ValueError, OverflowError):
+                seq = 0
+            self.last_rejection = Status(sequence_id=seq, sender=str(getattr(ref, "sender", "") or ""),
+                                         accepted=False, reached=False, reason=reason, state=self._state)
             return False, reason
         if prepared.mode == Mode.HOLD and self._pending is not None and self._pending.mode != Mode.HOLD:
             return True, ""   # a keep-alive never displaces a queued motion (the motion refreshes the watchdog)
@@ -264,8 +289,9 @@ class CrawlControllerCore:
         except (ValueError, TypeError):
             return False, f"unknown reference mode {getattr(ref, 'mode', None)!r}", None
         seq = int(ref.sequence_id)
+        sender = str(getattr(ref, "sender", "") or "")
         if mode == Mode.HOLD:
-            return True, "", Reference(mode=Mode.HOLD, sequence_id=seq)
+            return True, "", Reference(mode=Mode.HOLD, sequence_id=seq, sender=sender)
         T = float(ref.duration_s)
         if not math.isfinite(T) or T <= 0.0:
             return False, f"duration_s must be finite and > 0 (got {ref.duration_s})", None
@@ -297,7 +323,7 @@ class CrawlControllerCore:
                                f"[{lo[k]:.4f}, {hi[k]:.4f}] by more than {tol} rad"), None
             return True, "", Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=idx,
                                        joint_positions_rad=np.clip(vals, self.lower[idx], self.upper[idx]),
-                                       duration_s=T)
+                                       duration_s=T, sender=sender)
         # Cartesian
         if self._solver is None or self._contact_fk is None:
             return False, ("Cartesian references need the IIK solver, which is not plugged into this controller "
@@ -312,7 +338,7 @@ class CrawlControllerCore:
         if stance.shape != (4,):
             return False, "stance must have 4 entries", None
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
-                                   duration_s=T, com_modulation=bool(ref.com_modulation))
+                                   duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender)
 
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
@@ -326,6 +352,7 @@ class CrawlControllerCore:
                 self._state = State.HOLDING
             return
         st.sequence_id = ref.sequence_id
+        st.sender = ref.sender
         st.accepted = True
         st.reason = ""
         st.iterations = 0
@@ -352,6 +379,8 @@ class CrawlControllerCore:
         st.duration_s = self._duration
         st.reached = False
         self._alive_until = time_s + self._duration + self.params["watchdog_timeout_s"]
+        self._owner = ref.sender
+        self._owner_until = time_s + self._duration + self.params["reference_owner_lease_s"]
         self._state = State.TRACKING
 
     # ------------------------------------------------------------------------------------------------ update
@@ -369,6 +398,12 @@ class CrawlControllerCore:
                 or dt < 0.0:
             st.nonfinite_inputs += 1
             st.reason = "non-finite or malformed joint state/time: holding the last safe command"
+            self._cmd[:] = self._safe
+            return self._cmd
+        if self._mode == Mode.CARTESIAN and self._state == State.TRACKING and \
+                (pose.shape != (7,) or not np.all(np.isfinite(pose))):
+            st.nonfinite_inputs += 1
+            st.reason = "non-finite or malformed pelvis pose in a Cartesian motion: holding the last safe command"
             self._cmd[:] = self._safe
             return self._cmd
         if self._last_time is not None and t < self._last_time:

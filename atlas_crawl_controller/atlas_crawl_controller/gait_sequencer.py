@@ -313,6 +313,8 @@ class GaitSequencer:
         self._load = lambda expr: compose_scripts(expr, script_loader)
         self._run: Optional[_Run] = None
         self._next_seq = 1
+        #: ControllerReference.sender of our references; statuses of other senders' references are not ours
+        self.sender = "gait_sequencer"
 
     # ------------------------------------------------------------------ goal control
     @property
@@ -412,6 +414,8 @@ class GaitSequencer:
         # 1) the step in flight
         if run.seq_sent is not None:
             st = status
+            if st is not None and getattr(st, "sender", self.sender) != self.sender:
+                st = None   # a status about someone else's reference (e.g. its rejection) says nothing about ours
             if st is not None and int(st.sequence_id) == run.seq_sent and not st.accepted:
                 out.outcome = self._finish("aborted", f"controller rejected key-frame "
                                                       f"'{run.steps[run.step_idx].name}': {st.reason}", t, pose)
@@ -488,12 +492,12 @@ class GaitSequencer:
         if step.targets is not None:
             out.reference = Reference(mode=Mode.CARTESIAN, sequence_id=run.seq_sent, duration_s=step.duration_s,
                                       contact_targets=step.targets.copy(), stance=step.stance.copy(),
-                                      com_modulation=step.com_modulation)
+                                      com_modulation=step.com_modulation, sender=self.sender)
         else:
             names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
             vals = step.q[step.selected]
             out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
-                                      joint_positions_rad=vals, duration_s=step.duration_s)
+                                      joint_positions_rad=vals, duration_s=step.duration_s, sender=self.sender)
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
 

@@ -74,6 +74,7 @@ class Ros2ControlBridge:
         self.command = np.zeros(N)
         self.status = np.zeros(len(STATUS_FIELDS))
         self.reason = ""
+        self.sender = ""
         self.last_error = ""
         self._key = None
         self._refresh_status()
@@ -96,7 +97,7 @@ class Ros2ControlBridge:
     # ------------------------------------------------------------------------------------------------ reference
     def set_reference(self, mode: int, sequence_id: int, joint_names: Sequence[str],
                       joint_positions_rad: Sequence[float], duration_s: float, contact_targets: Sequence[float],
-                      stance: Sequence[bool], com_modulation: bool) -> bool:
+                      stance: Sequence[bool], com_modulation: bool, sender: str = "") -> bool:
         """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
 
         Returns accepted; on rejection ``reason`` holds why and ``status`` shows ``accepted = 0`` with the rejected
@@ -105,7 +106,8 @@ class Ros2ControlBridge:
         ref = Reference(mode=int(mode), sequence_id=int(sequence_id), joint_names=list(joint_names),
                         joint_positions_rad=np.asarray(joint_positions_rad, float),
                         duration_s=float(duration_s), contact_targets=tg.reshape(-1, 3) if tg.size else None,
-                        stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation))
+                        stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation),
+                        sender=str(sender))
         ok, reason = self.core.set_reference(ref)
         self.reason = reason
         if not ok:
@@ -147,9 +149,10 @@ class Ros2ControlBridge:
         for i, v in enumerate(vals):
             v = float(v)
             self.status[i] = v if math.isfinite(v) else 0.0
-        key = (int(s.sequence_id), bool(s.accepted), bool(s.reached), int(s.state), s.reason)
+        key = (int(s.sequence_id), bool(s.accepted), bool(s.reached), int(s.state), s.reason, s.sender)
         changed = key != self._key
         self._key = key
         if changed:
             self.reason = s.reason
+            self.sender = s.sender
         return changed

@@ -74,12 +74,16 @@ def test_bad_references_rejected_and_motion_unchanged(ref, needle):
     goal = np.clip(goal, LO, HI)
     assert c.set_reference(Reference(mode=1, sequence_id=3, joint_positions_rad=goal, duration_s=0.4))[0]
     t, q, _ = run(c, MID, 0.0, 0.1)
+    ref.sequence_id, ref.sender = 99, "someone"
     ok, reason = c.set_reference(ref)
     assert not ok and needle in reason
-    assert c.status().reason == reason
+    rej = c.last_rejection   # reported under the rejected reference's own id and sender (issue 11 row 3)
+    assert (rej.sequence_id, rej.sender, rej.accepted, rej.reached, rej.reason) == (99, "someone", False, False, reason)
+    assert c.status().accepted and c.status().sequence_id == 3   # the running motion's status is untouched
+    assert c.rejected_references == 1
     _, _, cmd = run(c, q, t, 0.6)
     np.testing.assert_allclose(cmd, goal, atol=1e-9)   # the accepted motion carried on
-    assert c.status().sequence_id == 3
+    assert c.status().sequence_id == 3 and c.status().accepted
 
 
 def test_nonfinite_and_malformed_state_hold_last_safe_command():
@@ -200,3 +204,23 @@ def test_cartesian_mode_with_plugged_solver_interpolates_between_solves():
     assert 20 <= len(calls) <= 60   # ~50 Hz over 0.5 s, not every 2 ms update
     assert cmd[0] == pytest.approx(0.3, abs=1e-6)
     assert c.status().iterations == 3 and c.status().reached
+
+
+def test_foreign_sender_refused_while_owner_motion_runs():
+    """Ownership: a second sender's reference is refused, naming the owner, until the owner's motion ends plus
+    reference_owner_lease_s; afterwards it is accepted."""
+    c = make(reference_owner_lease_s=0.5)
+    goal = np.clip(MID + 0.1, LO, HI)
+    assert c.set_reference(Reference(mode=1, sequence_id=1, joint_positions_rad=goal, duration_s=0.4,
+                                     sender="gait_sequencer"))[0]
+    t, q, _ = run(c, MID, 0.0, 0.1)
+    other = Reference(mode=1, sequence_id=1, joint_positions_rad=MID, duration_s=0.4, sender="teleop")
+    ok, reason = c.set_reference(other)
+    assert not ok and "owned by 'gait_sequencer'" in reason and "'teleop'" in reason
+    assert c.status().accepted and c.status().sender == "gait_sequencer"
+    ok, _ = c.set_reference(Reference(mode=0, sequence_id=0, sender="teleop"))   # a foreign HOLD too
+    assert not ok
+    t, q, _ = run(c, q, t, 0.5)            # motion ends at 0.4 s (+ SmoothMove stretch), lease still running
+    assert not c.set_reference(other)[0]
+    t, q, _ = run(c, q, t, 1.5)            # lease over
+    assert c.set_reference(other)[0]

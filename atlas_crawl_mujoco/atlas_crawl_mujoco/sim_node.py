@@ -179,14 +179,12 @@ class MujocoSimNode(Node):
         with self._lock:
             ok, reason = self.core.set_reference(reference_from_msg(msg))
             t = self._published_t
-        if not ok:
-            st = self.core.status()
-            st.sequence_id = int(msg.sequence_id)
-            st.accepted = False
-            st.reached = False
-            st.reason = reason
-            self.pub_status.publish(status_to_msg(st, _stamp(t)))
-            self.get_logger().warn(f"reference {msg.sequence_id} rejected: {reason}")
+            rej = self.core.last_rejection
+            n_rej = self.core.rejected_references
+        if not ok:   # answered under the rejected reference's own id and sender; the running status is untouched
+            self.pub_status.publish(status_to_msg(rej, _stamp(t)))
+            self.get_logger().warn(f"reference {msg.sequence_id} from '{msg.sender}' rejected ({n_rej} so far): "
+                                   f"{reason}", throttle_duration_sec=1.0)
 
     # ------------------------------------------------------------------ physics thread
     def sim_time(self) -> float:

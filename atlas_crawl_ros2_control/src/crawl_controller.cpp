@@ -508,15 +508,19 @@ controller_interface::return_type CrawlController::update(
           for (const auto & p : m.contact_targets) {targets.insert(targets.end(), {p.x, p.y, p.z});}
           const bool ok = py_->set_reference_fn(
             m.mode, m.sequence_id, m.joint_names, m.joint_positions_rad, m.duration_s, targets,
-            std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation).cast<bool>();
+            std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation, m.sender).cast<bool>();
           if (!ok) {
             rejected = true;
             rejected_sequence_id = m.sequence_id;
+            rejected_sender_ = m.sender;
             reason_ = py_->bridge.attr("reason").cast<std::string>();
           }
         }
         rc = py_->update_fn(time.seconds(), dt).cast<int>();
-        if (rc & kRcStatusChanged) {reason_ = py_->bridge.attr("reason").cast<std::string>();}
+        if (rc & kRcStatusChanged) {
+          reason_ = py_->bridge.attr("reason").cast<std::string>();
+          sender_ = py_->bridge.attr("sender").cast<std::string>();
+        }
         if (rc & (kRcException | kRcNonfinite)) {
           last_error_ = py_->bridge.attr("last_error").cast<std::string>();
         }
@@ -606,8 +610,11 @@ void CrawlController::publish_status(
   m.stability_margin_m = status_[6];
   if (rejected_sequence_id != nullptr) {  // the rejection answers THAT reference (as the MuJoCo node does)
     m.sequence_id = *rejected_sequence_id;
+    m.sender = rejected_sender_;
     m.accepted = false;
     m.reached = false;
+  } else {
+    m.sender = sender_;
   }
   if (error && error_text != nullptr) {
     m.state = StatusMsg::STATE_ERROR;

@@ -29,7 +29,8 @@ def reference_from_msg(m: ControllerReference) -> Reference:
         tg = np.array([[p.x, p.y, p.z] for p in m.contact_targets], float)
     return Reference(mode=int(m.mode), sequence_id=int(m.sequence_id), joint_names=list(m.joint_names),
                      joint_positions_rad=np.asarray(m.joint_positions_rad, float), duration_s=float(m.duration_s),
-                     contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation))
+                     contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation),
+                     sender=str(m.sender))
 
 
 def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
@@ -37,6 +38,7 @@ def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
     if stamp is not None:
         m.header.stamp = stamp
     m.sequence_id = int(r.sequence_id) % (2 ** 32)
+    m.sender = str(r.sender)
     m.mode = int(r.mode)
     m.joint_names = [str(n) for n in r.joint_names]
     m.joint_positions_rad = [float(v) for v in np.asarray(r.joint_positions_rad, float).reshape(-1)]
@@ -54,6 +56,7 @@ def status_to_msg(s: Status, stamp=None) -> ControllerStatus:
     if stamp is not None:
         m.header.stamp = stamp
     m.sequence_id = int(s.sequence_id) % (2 ** 32)
+    m.sender = str(s.sender)
     m.accepted = bool(s.accepted)
     m.reached = bool(s.reached)
     m.reason = str(s.reason)

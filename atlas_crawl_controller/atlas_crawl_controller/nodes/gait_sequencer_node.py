@@ -137,6 +137,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         try:
             seq = gs.GaitSequencer(self.params)
+            seq.sender = self.get_name()
             missing = []
             for k, v in self.params.as_dict().items():
                 if k.startswith("gaits."):
@@ -393,6 +394,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._event.set()
 
     def _publish_ref(self, ref: Reference):
+        ref.sender = self.get_name()
         if self._pub_ref is not None:
             self._pub_ref.publish(reference_to_msg(ref, self.get_clock().now().to_msg()))
 

@@ -116,6 +116,8 @@ private:
   const double * status_ = nullptr;
   std::vector<double> safe_command_;   // last safe command actually written (held on any failure)
   std::string reason_;                 // core's status reason (refreshed only when it changed)
+  std::string sender_;                 // sender of the reference the status describes (refreshed with reason_)
+  std::string rejected_sender_;        // sender of the reference rejected in this period
   std::string last_error_;
   bool error_active_ = false;
 
