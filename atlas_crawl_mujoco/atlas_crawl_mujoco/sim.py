@@ -4,20 +4,24 @@ Determinism: MuJoCo is deterministic on one thread for identical inputs; the onl
 initial-state noise drawn from ``numpy.random.default_rng(seed)`` in :meth:`AtlasSim.reset`. Same seed + same
 inputs → bit-identical trajectory (tested in test/test_sim.py).
 
-Fall definition (used by the crawl/turn gaits, ``fall_check="crawl"``): the robot has fallen when any of
-  * the pelvis origin is lower than ``fall_pelvis_height_m`` (0.18 m; it rides at ~0.4-0.6 m on hands and knees),
-  * a torso or head geom (utorso, mtorso, ltorso, head) touches the floor,
-  * the utorso roll about the spine exceeds ``fall_roll_limit_rad`` (1.2 rad): roll = asin(y_utorso · z_world).
-Prone/roll scripts lie on the torso by design, so they use ``fall_check="none"`` (only non-finite state counts).
+Fall definition (used by the crawl/turn gaits, ``fall_check="crawl"``): the controller package's one definition,
+``atlas_crawl_controller.fall_detector.FallDetector.check`` (pelvis height, roll about the spine, spine pitch, a
+torso/head body touching the floor; thresholds ``fall.*`` in config/gait_sequencer_parameters.yaml), fed with the
+simulator's ground truth (pelvis pose and the bodies touching the floor).  :meth:`AtlasSim.fallen` is that
+instantaneous check; hosts that need the debounced flag over time (the sim node) feed the same detector's
+``update``.  Prone/roll scripts lie on the torso by design, so they use ``fall_check="none"`` (only non-finite
+state counts).
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 
 import mujoco
 import numpy as np
 
+from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.robot_info import JOINT_NAMES
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
@@ -42,6 +46,8 @@ class AtlasSim:
         self.ctrl_lo = m.actuator_ctrlrange[self.map.act_id, 0].copy()
         self.ctrl_hi = m.actuator_ctrlrange[self.map.act_id, 1].copy()
         self.fall_check = "crawl"
+        self.fall_detector = FallDetector()   # the controller's fall definition (thresholds: fall.* parameters)
+        self._push_end = None                  # sim time at which a push() force ends
         self._viewer = None
         self._wall0 = None
         self._sim0 = 0.0
@@ -71,6 +77,7 @@ class AtlasSim:
         q = np.clip(q, self.ctrl_lo, self.ctrl_hi)
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
+        self._push_end = None
         quat = np.asarray(base_quat_wxyz, dtype=float)
         quat = quat / np.linalg.norm(quat)
         if base_yaw_rad:
@@ -129,6 +136,9 @@ class AtlasSim:
         m, d = self.model, self.data
         for _ in range(int(n)):
             mujoco.mj_step(m, d)
+            if self._push_end is not None and d.time >= self._push_end - 1e-9:
+                d.xfrc_applied[self.map.pelvis, :] = 0.0
+                self._push_end = None
         if realtime:
             if self._wall0 is None:
                 self._wall0, self._sim0 = time.perf_counter(), d.time
@@ -226,24 +236,34 @@ class AtlasSim:
             pts[k] = p
         return pts
 
+    def push(self, impulse_ns, duration_s: float = 0.1):
+        """Push the pelvis: a constant world force ``impulse_ns / duration_s`` (N) at the pelvis origin for the next
+        ``duration_s`` of sim time (cleared inside :meth:`step`). ``impulse_ns``: (3,) N·s, world frame."""
+        j = np.asarray(impulse_ns, dtype=float).reshape(3)
+        if not np.all(np.isfinite(j)) or not (math.isfinite(duration_s) and duration_s > 0):
+            raise ValueError("push: impulse must be 3 finite numbers and duration_s > 0")
+        self.data.xfrc_applied[self.map.pelvis, :3] = j / duration_s
+        self.data.xfrc_applied[self.map.pelvis, 3:] = 0.0
+        self._push_end = self.data.time + duration_s
+
+    def pelvis_pose_xyzw(self) -> np.ndarray:
+        """Pelvis pose as [x y z qx qy qz qw] (the ROS / controller convention)."""
+        p, q = self.pelvis_pose()
+        return np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]])
+
+    def floor_bodies(self) -> set:
+        """Names of the robot bodies touching the floor (ground truth)."""
+        return {mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, self.model.geom_bodyid[g])
+                for _l, _p, _f, g in self.floor_contacts()}
+
     def fallen(self):
-        """(fell: bool, reason: str). See module doc for the definition."""
+        """(fell: bool, reason: str): FallDetector.check on the ground truth (see the module doc)."""
         d = self.data
         if not (np.all(np.isfinite(d.qpos)) and np.all(np.isfinite(d.qvel))):
             return True, "non-finite state"
         if self.fall_check == "none":
             return False, ""
-        p = self.params
-        if d.qpos[2] < p["fall_pelvis_height_m"]:
-            return True, f"pelvis height {d.qpos[2]:.3f} m < {p['fall_pelvis_height_m']} m"
-        for _l, _p, _f, g in self.floor_contacts():
-            if self.map.geom_fall[g]:
-                return True, f"{mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_BODY, self.model.geom_bodyid[g])}" \
-                             " touches the floor"
-        roll = self.torso_roll_rad()
-        if abs(roll) > p["fall_roll_limit_rad"]:
-            return True, f"torso roll {roll:.2f} rad beyond ±{p['fall_roll_limit_rad']} rad"
-        return False, ""
+        return self.fall_detector.check(self.pelvis_pose_xyzw(), self.floor_bodies())
 
     # ------------------------------------------------------------------ people
     def launch_viewer(self) -> bool:
