@@ -43,8 +43,10 @@ from atlas_crawl_kinematics.com_modulation import ROOT_CHOICES, CoMModulatedIIK
 from atlas_crawl_kinematics.iik import IIKParams
 from atlas_crawl_kinematics.model import RobotModel
 from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
-from atlas_crawl_kinematics.stance import STANCE_SOURCES, StanceSource
+from atlas_crawl_kinematics.stance import STANCE_SOURCES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
+from atlas_crawl_controller.parameters import ParameterError
+from atlas_crawl_controller.tracking import CrawlTracker
 
 from .logger import Logger
 from .sim import AtlasSim
@@ -180,26 +182,67 @@ class TrackStats:
     gate_wait_s: list = field(default_factory=list)  #: per lift: how long the CoM gate held the plan clock
 
 
+class SimSensed:
+    """The tracker's ``sensed`` view of the simulator at one tick (ground truth: MuJoCo CoM, contact sites and
+    touch flags); read lazily, so the ticks between solves only read the joints."""
+
+    def __init__(self, sim: AtlasSim):
+        self.sim = sim
+        self.q = sim.joint_q()
+        self._touch = None
+
+    @property
+    def base_pos(self):
+        return sensed_base(self.sim)[0]
+
+    @property
+    def base_rot(self):
+        return sensed_base(self.sim)[1]
+
+    @property
+    def com_xy(self):
+        return self.sim.com()[:2]
+
+    @property
+    def contacts(self):
+        return self.sim.contact_site_pos()
+
+    def _limb(self):
+        if self._touch is None:
+            self._touch = self.sim.limb_contacts()
+        return self._touch
+
+    @property
+    def touch(self):
+        return self._limb()[0]
+
+    @property
+    def force(self):
+        return self._limb()[1]
+
+
+def tracker_params(cfg: TrackConfig) -> dict:
+    """The runner's configuration as the tracker's gpl parameters (config/crawl_tracker_parameters.yaml)."""
+    return {"solve_rate_hz": cfg.solve_hz, "com_modulation": cfg.com_modulation, "root": cfg.root,
+            "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
+            "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": 30,
+            "iik.convergence_m": cfg.convergence_m, "weights.stance": cfg.stance_weight,
+            "weights.swing": cfg.swing_weight, "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
+            "com.margin_m": cfg.margin_m, "com.lookahead_s": cfg.lookahead_s, "com.rate_limit_m_per_s": cfg.com_rate_m_s,
+            "com.ki_per_s": cfg.com_ki, "com.integral_limit_m": cfg.com_i_limit_m, "gate.margin_m": cfg.gate_margin_m,
+            "gate.timeout_s": cfg.gate_timeout_s, "sag.ki_per_s": cfg.sag_ki, "sag.limit_rad": cfg.sag_limit_rad,
+            "press_m": cfg.press_m, "seek.speed_m_per_s": cfg.seek_m_s, "seek.max_m": cfg.seek_max_m}
+
+
 def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait_name="iik_crawl", seed=0,
           quiet=False, video=None):
-    """Run ``plan`` (object with ``sample(t)``, ``duration_s``, ``trajectory(dt)``) in physics. Returns
-    (log arrays dict, TrackStats, summary dict).
-
-    The plan clock ``tg`` advances with the sim clock except while the CoM gate holds it (``gate_margin_m``).
-    Deterministic: nothing depends on the wall clock (solve times are only measured)."""
-    if cfg.stance not in STANCE_SOURCES:
-        raise ValueError(f"stance must be one of {STANCE_SOURCES}")
-    if cfg.root not in ROOT_CHOICES:
-        raise ValueError(f"root must be one of {ROOT_CHOICES}")
-    if cfg.seed not in ("internal", "sensed"):
-        raise ValueError("seed must be 'internal' or 'sensed'")
-    ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=30, convergence_m=cfg.convergence_m),
-                          home_q=home_q, stance_weight=cfg.stance_weight, swing_weight=cfg.swing_weight,
-                          pelvis_weight=cfg.pelvis_weight, com_weight=cfg.com_weight, margin_m=cfg.margin_m)
-    traj = None
-    if cfg.stance == "velocity":
-        _ts, traj, _st = plan.trajectory(0.01)
-    stance_src = StanceSource(cfg.stance, traj=traj, dt_s=0.01)
+    """Run ``plan`` (object with ``sample(t)``, ``duration_s``, ``trajectory(dt)``) in physics with the controller's
+    :class:`~atlas_crawl_controller.tracking.CrawlTracker`: rest, then per physics tick sense → tracker → servos,
+    then rest. Returns (log arrays dict, TrackStats, summary dict). Deterministic (no wall-clock dependence)."""
+    try:
+        tracker = CrawlTracker.from_params(model, home_q, sim.dt, tracker_params(cfg))
+    except ParameterError as e:
+        raise ValueError(str(e)) from e
     logger = Logger(sim.params["log_rate_hz"])
     rec = None
     if video:
@@ -207,9 +250,6 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
         rec = VideoRecorder(sim, video)
     st = TrackStats()
     sim.fall_check = "crawl"
-    dt = sim.dt
-    n_per_solve = max(1, int(round(1.0 / (cfg.solve_hz * dt))))
-    T_solve = n_per_solve * dt
     logger.start(sim.time)
     t_rest0 = sim.time
     # rest before (logged)
@@ -218,132 +258,20 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
         logger.maybe_sample(sim, np.ones(4, bool), -1, -1)
         if rec:
             rec.maybe_capture()
-    q_cmd_prev = sim.joint_targets()
-    q_cmd_next = q_cmd_prev.copy()
-    q_in = sim.joint_q()
-    # bumpless start (θ_cmd = θ + τ/Kp): the servo offset that holds the settled pose seeds the sag integral
-    integ = np.clip(q_cmd_prev - q_in, -cfg.sag_limit_rad, cfg.sag_limit_rad) if cfg.sag_ki > 0 else np.zeros(28)
-    if cfg.seed == "internal":
-        q_cmd_prev = q_cmd_next = q_in.copy()
-    bp_in, bR_in = sensed_base(sim)
-    com_i = np.zeros(2)
-    c_lim = None
-    seek = np.zeros(4)
+    tracker.start(plan, SimSensed(sim), sim.joint_targets())
+    tracker.end_s = cfg.stop_after_s if math.isfinite(cfg.stop_after_s) else None
     t0 = sim.time
-    T = min(plan.duration_s, cfg.stop_after_s)
+    T = tracker.end_time(plan)
     fell, fall_t, reason = False, math.nan, ""
     k = 0
-    tg = 0.0  # plan clock
-    hold = False
-    wait = 0.0
-    touchdown = None
-    cur = plan.sample(0.0)
-    k0 = model.forward(q_in)
-    R0 = {f: bR_in @ k0.rotation(f) for f in cfg.hold_orientation}
-    head0 = cur.heading_rad
-    while True:
-        if tg > T + 1e-9:
-            break
-        if k % n_per_solve == 0:
-            sites = sim.contact_site_pos()
-            touch, force = sim.limb_contacts()
-            cur = plan.sample(tg)
-            # CoM gate: hold the plan clock before a lift until the measured CoM is inside the coming triangle
-            hold = False
-            if cfg.gate_margin_m > 0:
-                nx = plan.sample(min(T, tg + T_solve))
-                coming = nx.stance & cur.stance
-                if coming.sum() == 3 and coming.sum() < cur.stance.sum():
-                    mg = stability_margin(sim.com()[:2], support_polygon(sites[coming, :2]))
-                    if mg < cfg.gate_margin_m and wait < cfg.gate_timeout_s:
-                        hold = True
-                        wait += T_solve
-                    else:
-                        st.gate_wait_s.append(wait)
-                        wait = 0.0
-            if cfg.seed == "internal":
-                q_s, bp, bR = q_in, bp_in, bR_in
-            else:
-                q_s = sim.joint_q()
-                bp, bR = sensed_base(sim)
-            nxt = cur if hold else plan.sample(min(T, tg + T_solve))
-            used = stance_src(tg, nxt.stance, touch, force)
-            if cfg.com_modulation and cfg.lookahead_s > 0:
-                ahead = used.copy()
-                for dtl in np.linspace(T_solve, cfg.lookahead_s, 6):
-                    ahead &= plan.sample(min(T, tg + dtl)).stance
-                if ahead.sum() >= 3:
-                    used = ahead
-            targets = nxt.targets.copy()
-            if cfg.hold == "touchdown":
-                if touchdown is None:
-                    touchdown = sites.copy()
-                for i in range(4):
-                    if not cur.stance[i]:
-                        touchdown[i] = np.nan
-                    elif np.isnan(touchdown[i, 0]):
-                        touchdown[i] = sites[i]
-                    if nxt.stance[i] and not np.isnan(touchdown[i, 0]):
-                        targets[i, :2] = touchdown[i, :2]
-            if cfg.press_m > 0:
-                targets[nxt.stance, 2] -= cfg.press_m
-            if cfg.seek_m_s > 0:
-                want = nxt.stance & cur.stance & ~touch
-                seek = np.where(want, np.minimum(seek + cfg.seek_m_s * T_solve, cfg.seek_max_m),
-                                np.maximum(seek - cfg.seek_m_s * T_solve, 0.0))
-                seek[~nxt.stance] = 0.0
-                targets[:, 2] -= seek
-            pelvis_t = getattr(nxt, "pelvis_target", None)
-            com_des = getattr(nxt, "com_xy", None)
-            # support polygon of the stance set: sensed positions of the limbs in the set
-            sup = sites.copy() if cfg.support == "sensed" else targets.copy()
-            t_solve = time.perf_counter()
-            dz = nxt.heading_rad - head0
-            Rz = np.array([[math.cos(dz), -math.sin(dz), 0], [math.sin(dz), math.cos(dz), 0], [0, 0, 1]])
-            ori = {f: Rz @ R for f, R in R0.items()} or None
-            off = com_i.copy() if cfg.com_ki > 0 else np.zeros(2)
-            if cfg.com_modulation and cfg.com_rate_m_s > 0 and used.sum() >= 3:
-                c_goal = ctl.com_target(sim.com()[:2] if com_des is None else com_des, sup[used])[0]
-                if c_lim is None:
-                    c_lim = sim.com()[:2].copy()
-                d = c_goal - c_lim
-                n = float(np.linalg.norm(d))
-                step = cfg.com_rate_m_s * T_solve
-                c_lim = c_goal.copy() if n <= step else c_lim + d * (step / n)
-                off = off + (c_lim - c_goal)
-            res = ctl.solve(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
-                            root=cfg.root, modulate=cfg.com_modulation, support_xy=sup, orientations=ori,
-                            com_offset_xy=off if np.any(off) else None)
-            st.solve_time_s.append(time.perf_counter() - t_solve)
-            if cfg.com_ki > 0 and res.com_target_xy is not None:
-                e = res.com_target_xy - sim.com()[:2]
-                com_i = np.clip(com_i + cfg.com_ki * T_solve * e, -cfg.com_i_limit_m, cfg.com_i_limit_m)
-            st.solves += 1
-            st.iterations.append(res.iik.iterations)
-            st.iik_error_m.append(res.iik.error_m)
-            st.track_err_m.append(np.linalg.norm(sites - cur.targets, axis=1))
-            st.stance_mask.append(cur.stance.copy())
-            st.planned_margin_m.append(res.planned_margin_m)
-            st.com_target_xy.append(np.full(2, np.nan) if res.com_target_xy is None else res.com_target_xy)
-            st.com_xy.append(sim.com()[:2])
-            st.support_sets.append((sim.time - t0, nxt.stance.copy(), used.copy(), touch.copy()))
-            st.roots_used[res.root_used] = st.roots_used.get(res.root_used, 0) + 1
-            q_cmd_prev = q_cmd_next
-            q_cmd_next = res.q
-            q_in, bp_in, bR_in = res.q, res.base_pos, res.base_rot
-            s_in = 0
-        # interpolate the command between solves (1 kHz servo)
-        s_in += 1
-        a = min(1.0, s_in / n_per_solve)
-        q_des = (1 - a) * q_cmd_prev + a * q_cmd_next
-        if cfg.sag_ki > 0:
-            integ = np.clip(integ + cfg.sag_ki * dt * (q_des - sim.joint_q()), -cfg.sag_limit_rad, cfg.sag_limit_rad)
-        sim.set_joint_targets(q_des + integ)
+    while not tracker.finished(plan):
+        sensed = SimSensed(sim)
+        sim.set_joint_targets(tracker.step(sim.time, plan, sensed))
+        if tracker.solved:
+            _record(st, tracker.last, sensed, sim.time - t0)
         sim.step(1)
         k += 1
-        if not hold:
-            tg += dt
-        s = plan.sample(min(tg, T))
+        s = plan.sample(min(tracker.t_plan, T))
         logger.maybe_sample(sim, s.stance, max(s.cycle, 0) if s.cycle >= 0 else -1, s.phase)
         if rec:
             rec.maybe_capture()
@@ -354,6 +282,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
                 if not quiet:
                     print(f"FALL at t={sim.time:.2f}s: {why}", file=sys.stderr)
                 break
+    st.gate_wait_s = tracker.gate.waits_s
     # rest after (logged), holding the last command
     t1 = sim.time
     while not fell and sim.time - t1 < cfg.rest_s - 1e-9:
@@ -366,11 +295,25 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     arr = logger.arrays(meta)
     summary = dict(fell=fell, fall_time_s=fall_t, fall_reason=reason, gait_time_s=t1 - t0,
                    gate_wait_s_total=float(np.sum(st.gate_wait_s)) if st.gate_wait_s else 0.0,
-                   gate_timeouts=int(sum(w >= cfg.gate_timeout_s - 1e-9 for w in st.gate_wait_s)),
-                   config=asdict(cfg))
+                   gate_timeouts=tracker.gate.timeouts(), config=asdict(cfg))
     if rec:
         summary["video"] = rec.close()
     return arr, st, summary
+
+
+def _record(st: TrackStats, r, sensed: SimSensed, t: float) -> None:
+    res = r.result
+    st.solve_time_s.append(r.solve_time_s)
+    st.solves += 1
+    st.iterations.append(res.iik.iterations)
+    st.iik_error_m.append(res.iik.error_m)
+    st.track_err_m.append(np.linalg.norm(sensed.contacts - r.cur.targets, axis=1))
+    st.stance_mask.append(r.cur.stance.copy())
+    st.planned_margin_m.append(res.planned_margin_m)
+    st.com_target_xy.append(np.full(2, np.nan) if res.com_target_xy is None else res.com_target_xy)
+    st.com_xy.append(sensed.com_xy)
+    st.support_sets.append((t, r.nxt.stance.copy(), r.used.copy(), r.touch.copy()))
+    st.roots_used[res.root_used] = st.roots_used.get(res.root_used, 0) + 1
 
 
 # ---------------------------------------------------------------------------------------------- analysis
