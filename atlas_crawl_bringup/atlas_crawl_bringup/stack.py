@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
+import traceback
 import time
 from typing import Dict, Optional
 
@@ -128,6 +130,10 @@ class Stack:
         for n in (self.sim, self.contact, self.sequencer, self.manager):
             self.executor.add_node(n)
         self._extra = []
+        self._closing = False
+        #: traceback text if the executor's spin died (every callback is guarded, so this means a bug); the
+        #: embedded entry point exits non-zero on it instead of leaving a silent zombie
+        self.executor_error: Optional[str] = None
         self._thread = threading.Thread(target=self._spin, name="executor", daemon=True)
         self._thread.start()
         self.lifecycle = {n: LifecycleClient(self.manager, n) for n in ("contact_inference", "gait_sequencer")}
@@ -137,8 +143,10 @@ class Stack:
     def _spin(self):
         try:
             self.executor.spin()
-        except Exception:  # executor shut down / context invalidated during shutdown
-            pass
+        except Exception:  # noqa: BLE001
+            if not self._closing:   # not the shutdown path: the executor died
+                self.executor_error = traceback.format_exc()
+                sys.stderr.write(f"[stack] executor died:\n{self.executor_error}")
 
     def bring_up(self):
         for name in ("contact_inference", "gait_sequencer"):
@@ -164,6 +172,7 @@ class Stack:
         return True
 
     def close(self):
+        self._closing = True
         try:
             self.executor.shutdown(timeout_sec=5.0)
         except Exception:

@@ -16,6 +16,7 @@ inside it has its own configure/activate cycle, driven by ``controller_autostart
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -29,20 +30,21 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from atlas_crawl_controller import contact_inference as ci
 from atlas_crawl_controller.controller_core import CrawlControllerCore, State
+from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
 from atlas_crawl_controller.cartesian import quat_xyzw_to_R
 from atlas_crawl_controller.parameters import ParameterSet, config_path, declare_ros_parameters, load_parameter_file
 from atlas_crawl_controller.robot_info import JOINT_NAMES
 from atlas_crawl_controller.nodes import topics
-from atlas_crawl_controller.nodes._common import declare_validated_parameters, spin_node
+from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
 from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
 
 from .params import default_param_file
@@ -68,11 +70,12 @@ def _stamp(t: float) -> TimeMsg:
     return TimeMsg(sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
 
 
-class MujocoSimNode(Node):
+class MujocoSimNode(GuardedNodeMixin, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "mujoco_sim", sim_overrides: Optional[dict] = None, **kwargs):
         super().__init__(node_name, **kwargs)
+        self.start_diagnostics()
         self._pset = load_parameter_file(config_path(PARAMETER_FILE, "atlas_crawl_mujoco", source_dir=_PKG_DIR))
         self._ctrl_pset = _prefixed(controller_parameter_set(), "controller.")
         phys = _physics_parameter_set()
@@ -98,6 +101,9 @@ class MujocoSimNode(Node):
         self._published_t = 0.0
         self._stop = threading.Event()
         self._trials = 0
+        self.fall = FallDetector()            # the controller's fall definition on ground truth (fall_state())
+        self.fall_events = []
+        self.pub_fall = None
         self._reset_locked()
 
         self.pub_clock = self.create_publisher(Clock, topics.CLOCK, 10)
@@ -107,6 +113,8 @@ class MujocoSimNode(Node):
         self.pub_gt = self.create_publisher(SupportState, topics.CONTACTS_GT, 10)
         self.pub_status = self.create_publisher(ControllerStatus, topics.STATUS, 50)
         self.pub_cmd = self.create_publisher(Float64MultiArray, topics.COMMANDS, 10)
+        self.pub_fall = self.create_publisher(String, topics.FALL_GT, QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         cg = MutuallyExclusiveCallbackGroup()
         self.create_subscription(ControllerReference, topics.REFERENCE, self._on_reference,
                                  QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE), callback_group=cg)
@@ -158,6 +166,8 @@ class MujocoSimNode(Node):
         self.sim.set_joint_targets(self.core.last_command() if self.core.active else self.sim.joint_q())
         self._last_ctrl_t = None
         self._trials += 1
+        self.fall.reset()
+        self.fall_events = []
 
     def _on_reset(self, request, response):
         with self._lock:
@@ -263,6 +273,8 @@ class MujocoSimNode(Node):
             self._publish_pose(stamp)
         if self._due("gt", t, p["contacts_rate_hz"]):
             self._publish_contacts(stamp)
+        if self._due("fall", t, p["pelvis_pose_rate_hz"]):
+            self._update_fall(t)
         st = self.core.status()
         key = (st.sequence_id, st.reached, st.accepted, st.state, st.reason)
         if key != self._last_status_key or self._due("status", t, p["status_rate_hz"]):
@@ -298,6 +310,31 @@ class MujocoSimNode(Node):
         msg = support_to_msg(touch, conf, ContactState.METHOD_GROUND_TRUTH, pts, sup.polygon_xy, sup.com_xy,
                              sup.margin_m, sup.statically_stable, topics.WORLD_FRAME, stamp)
         self.pub_gt.publish(msg)
+
+    # ------------------------------------------------------------------ falls (ground truth)
+    def _update_fall(self, t: float):
+        was = self.fall.state.fallen
+        st = self.fall.update(t, self.sim.pelvis_pose_xyzw(), self.sim.floor_bodies(), self.sim.limb_contacts()[0])
+        if st.fallen != was:
+            if st.fallen:
+                self.fall_events.append({"onset_t": st.onset_t, "flagged_t": st.flagged_t, "reason": st.reason})
+                self.get_logger().warn(f"fall at sim time {st.onset_t:.3f} s: {st.reason} ({st.posture})")
+            if self.pub_fall is not None:
+                self.pub_fall.publish(String(data=json.dumps(self.fall_state())))
+
+    def fall_state(self) -> dict:
+        """Ground-truth fall flag: {fallen, reason, posture, onset_t, flagged_t, events (since the last reset)}."""
+        with self._lock:
+            s = self.fall.state
+            return {"fallen": bool(s.fallen), "reason": s.reason, "posture": s.posture,
+                    "onset_t": None if s.onset_t != s.onset_t else float(s.onset_t),
+                    "flagged_t": None if s.flagged_t != s.flagged_t else float(s.flagged_t),
+                    "events": [dict(e) for e in self.fall_events]}
+
+    def push(self, impulse_ns, duration_s: float = 0.1):
+        """Push the pelvis (AtlasSim.push) from another thread: a world impulse (3,) N·s over duration_s."""
+        with self._lock:
+            self.sim.push(impulse_ns, duration_s)
 
     # ------------------------------------------------------------------ shutdown
     def destroy_node(self):

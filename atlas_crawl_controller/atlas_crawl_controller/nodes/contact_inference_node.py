@@ -139,11 +139,20 @@ class ContactInferenceNode(ReleasingLifecycleNode):
 
     # ------------------------------------------------------------------ data
     def _on_js(self, msg: JointState):
-        if len(msg.name) and len(msg.position) == len(msg.name):
+        if not (len(msg.name) and len(msg.position) == len(msg.name)):
+            self.reject_input(topics.JOINT_STATES, "names and positions missing or of different lengths")
+        elif not (np.all(np.isfinite(msg.position)) and np.all(np.isfinite(msg.effort))):
+            # defined state: keep the last valid sample; it goes stale (state_timeout_s) and estimation pauses
+            self.reject_input(topics.JOINT_STATES, "non-finite position or effort")
+        else:
             self._js = msg
             self._js_wall = time.monotonic()
 
     def _on_pose(self, msg: PoseStamped):
+        p = pose_msg_to_array(msg.pose)
+        if not np.all(np.isfinite(p)) or not 0.5 < float(np.linalg.norm(p[3:7])) < 1.5:
+            self.reject_input(topics.PELVIS_POSE, "non-finite or invalid pelvis pose")
+            return
         self._pose = msg
         self._pose_wall = time.monotonic()
 

@@ -116,8 +116,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._servers.append(_UuidActionServer(
                 self, atype, name,
                 execute_callback=lambda gh, k=kind: self._execute(k, gh),
-                goal_callback=lambda goal, k=kind: self._on_goal(k, goal),
-                cancel_callback=self._on_cancel,
+                goal_callback=self.guard(lambda goal, k=kind: self._on_goal(k, goal), f"goal callback {kind}",
+                                         default=GoalResponse.REJECT),
+                cancel_callback=self.guard(self._on_cancel, "cancel callback", default=CancelResponse.ACCEPT),
                 callback_group=self._cb_actions))
 
     # ------------------------------------------------------------------ parameters
@@ -209,7 +210,17 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._support_wall = time.monotonic()
 
     def _on_pose(self, msg: PoseStamped):
-        self._pose = pose_msg_to_array(msg.pose)
+        pose = pose_msg_to_array(msg.pose)
+        if not np.all(np.isfinite(pose)) or not 0.5 < float(np.linalg.norm(pose[3:7])) < 1.5:
+            # defined state: the pose is unknown; a running goal is aborted with the reason, the controller holds
+            why = f"non-finite or invalid pelvis pose on {topics.PELVIS_POSE}"
+            self.reject_input(topics.PELVIS_POSE, why)
+            self._stop_goal(why)
+            return
+        self._pose = pose
+
+    def _on_callback_error(self, what: str, exc: BaseException) -> None:
+        self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")
 
     def _pose_or_zero(self) -> np.ndarray:
         return self._pose if self._pose is not None else np.array([0, 0, 0, 0, 0, 0, 1.0])

@@ -29,7 +29,7 @@ from atlas_crawl_msgs.msg import SupportState
 
 from .. import support_markers as sm
 from . import topics
-from ._common import declare_validated_parameters, spin_node
+from ._common import GuardedNodeMixin, declare_validated_parameters, spin_node
 from .conversions import pose_msg_to_array
 
 NAMESPACE = "support"
@@ -101,11 +101,12 @@ def transform_from_pose(msg: PoseStamped) -> TransformStamped:
     return t
 
 
-class SupportMarkersNode(Node):
+class SupportMarkersNode(GuardedNodeMixin, Node):
     """See the module docstring."""
 
     def __init__(self, node_name: str = "support_markers", **kwargs):
         super().__init__(node_name, **kwargs)
+        self.start_diagnostics()
         self._pset = sm.parameter_set()
         declare_validated_parameters(self, self._pset, self._apply_params)
         self.core = sm.SupportMarkers(self.params)
