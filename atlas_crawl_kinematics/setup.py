@@ -20,11 +20,4 @@ setup(
     description="Pure-numpy kinematics core for the crawling DRC Atlas",
     license="Apache-2.0",
     tests_require=["pytest"],
-    entry_points={
-        "console_scripts": [
-            "kinematics_benchmark = atlas_crawl_kinematics.benchmark:main",
-            "jacobian_accuracy = atlas_crawl_kinematics.jacobian_accuracy:main",
-            "iik_benchmark = atlas_crawl_kinematics.iik_benchmark:main",
-        ],
-    },
 )

@@ -21,7 +21,7 @@ import traceback
 # (title, module, argv for --quick, argv otherwise). Grows with the project.
 DEMOS = (
     ('kinematics benchmark (ours vs MuJoCo, issue 2 sec. 5)',
-     'atlas_crawl_kinematics.benchmark', ['--quick'], []),
+     'atlas_crawl_mujoco.kinematics_benchmark', ['--quick'], []),
     ('key-frame sequence in physics, filmed: prone, get up, crawl, turn, crawl back, lie down, roll (issue 3)',
      'atlas_crawl_mujoco.run_sequence',
      ['prone', 'init_crawl_stance_from_prone', 'crawl_forward:1:part', 'turn_left:1', 'crawl_backward:1:part',

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from atlas_crawl_kinematics.body_sway import NOTES_JOINTS, TORSO_FRAME, expmap, rotvec, stance_from_keyframe, sway
+from body_sway import NOTES_JOINTS, TORSO_FRAME, expmap, rotvec, stance_from_keyframe, sway
 from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
 
 

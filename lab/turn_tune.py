@@ -12,9 +12,9 @@ Two additions over ``gait_design turn_left`` / ``search_gait turn_left``:
   ``turning_metrics`` on the logged trial. Both the candidate (left) and its mirror (right, what
   ``turn_right.yaml``'s ``derive: mirror`` plays) can be measured.
 
-    python -m atlas_crawl_mujoco.turn_tune --set turn_rad=0.7 t_shift_s=0.45 centre_x_m=0.24 --cycles 12 \\
+    python lab/turn_tune.py --set turn_rad=0.7 t_shift_s=0.45 centre_x_m=0.24 --cycles 12 \\
         [--right] [--seeds 0 1] [--out candidate.yaml]
-    python -m atlas_crawl_mujoco.turn_tune --script turn_left --cycles 12     # measure a shipped script
+    python lab/turn_tune.py --script turn_left --cycles 12     # measure a shipped script
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import numpy as np
 
 from atlas_crawl_controller.keyframes import load_script
 
-from .gait_design import DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
-from .run_sequence import MAX_SATURATION_S
+from gait_design import DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
+from atlas_crawl_mujoco.run_sequence import MAX_SATURATION_S
 
 #: the turn designer (gait_design's CrawlDesigner.turn has the rotation-centre option)
 TurnDesigner = CrawlDesigner
@@ -52,8 +52,8 @@ def play(script, cycles=12, seed=0, noise_rad=0.01, settle_s=2.5, log_path=None)
     from atlas_crawl_eval import metrics
     from atlas_crawl_eval.trial_log import TrialLog
 
-    from .logger import Logger
-    from .sim import AtlasSim
+    from atlas_crawl_mujoco.logger import Logger
+    from atlas_crawl_mujoco.sim import AtlasSim
 
     sim = AtlasSim(seed=seed)
     try:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .model import RobotModel
-from .robot_source import mujoco_compiler_tag
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import mujoco_compiler_tag
 
 __all__ = ["MjOracle", "ensure_mujoco_tag"]
 

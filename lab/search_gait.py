@@ -9,7 +9,7 @@ Each evaluation designs the key-frames with :class:`~.gait_design.CrawlDesigner`
 (v in m/s along the initial heading; margin = physics min tripod margin). scipy's Nelder-Mead maximises J over
 the chosen parameters (box-clipped). The best design is written as YAML with the objective in its header.
 
-    python -m atlas_crawl_mujoco.search_gait crawl_forward --params stride_m t_shift_s t_lift_s t_place_s \
+    python lab/search_gait.py crawl_forward --params stride_m t_shift_s t_lift_s t_place_s \
         --maxfev 30 --cycles 3 --out atlas_crawl_controller/atlas_crawl_controller/gaits/crawl_forward.yaml
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ import tempfile
 import numpy as np
 from scipy.optimize import minimize
 
-from .gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, TURN_DEFAULTS, CrawlDesigner, parse_sets, to_yaml
-from .run_gait import run
+from gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, TURN_DEFAULTS, CrawlDesigner, parse_sets, to_yaml
+from atlas_crawl_mujoco.run_gait import run
 
 #: search boxes (lo, hi)
 BOUNDS = dict(stride_m=(0.05, 0.45), t_shift_s=(0.15, 1.0), t_lift_s=(0.1, 0.6), t_place_s=(0.1, 0.6),

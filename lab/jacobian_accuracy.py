@@ -14,7 +14,7 @@ figures are averaged over the four contact points.
 
 Usage::
 
-    python -m atlas_crawl_kinematics.jacobian_accuracy [--seconds-per-move S] [--own-model]
+    python lab/jacobian_accuracy.py [--seconds-per-move S] [--own-model]
 
 Uses ``atlas_crawl_mujoco.model.build_model`` (the project's MuJoCo backend) when importable, else builds an
 equivalent model itself (free joint, floor, servos kp 2000 legs/back, 1000 arms, kv = 0.05 kp, armature 0.01).
@@ -27,8 +27,8 @@ import time
 
 import numpy as np
 
-from .model import RobotModel
-from .robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
 
 #: Thesis Table 4.4 (End-Effector Jacobian Accuracy Statistics, §4.2.2):
 #: loop rate Hz -> (mean error m, final error m, task error rate, joint error rate m/rad)
@@ -83,7 +83,7 @@ def _build_mujoco(own: bool):
             return build_model(), prepared_urdf(), "atlas_crawl_mujoco.model.build_model"
         except Exception as exc:  # the backend is optional here; fall back to our own model build
             print(f"(atlas_crawl_mujoco unavailable: {type(exc).__name__}: {exc}; building the model here)")
-    from .mj_oracle import ensure_mujoco_tag
+    from atlas_crawl_mujoco.mj_oracle import ensure_mujoco_tag
 
     urdf = ensure_mujoco_tag(atlas_urdf_string(sim="mujoco"))
     spec = mujoco.MjSpec.from_string(urdf)

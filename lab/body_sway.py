@@ -21,7 +21,7 @@ Directions: "forward" = horizontal projection of the utorso z axis (the spine, a
 
 Usage::
 
-    python -m atlas_crawl_kinematics.body_sway [--keyframe crawl_forward.yaml] [--step 0.005]
+    python lab/body_sway.py [--keyframe crawl_forward.yaml] [--step 0.005]
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .model import RobotModel
-from .robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
 
 __all__ = ["NOTES_JOINTS", "TORSO_FRAME", "SwayResult", "sway", "sway_table", "rotvec", "expmap"]
 

@@ -3,12 +3,23 @@
 import numpy as np
 import pytest
 
-from atlas_crawl_kinematics.mj_oracle import MjOracle
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, TEAM_JOINT_NAMES
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, TEAM_JOINT_NAMES, atlas_urdf_string
+from atlas_crawl_mujoco.mj_oracle import MjOracle
 
 N_CONFIGS = 1000
 POS_TOL = 1e-9
 JAC_TOL = 1e-8
+
+
+@pytest.fixture(scope="module")
+def urdf() -> str:
+    return atlas_urdf_string(sim="mujoco")
+
+
+@pytest.fixture(scope="module")
+def model(urdf) -> RobotModel:
+    return RobotModel.from_urdf_string(urdf)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Write a SYNTHETIC human crawl BVH (the thesis' SNU capture, §4.2.4, is not available).
 
-    python -m atlas_crawl_kinematics.make_synthetic_bvh [--out data/synthetic_human_crawl.bvh] [--cycles 4]
+    python lab/make_synthetic_bvh.py [--out atlas_crawl_kinematics/data/synthetic_human_crawl.bvh] [--cycles 4]
 
 This is *not* motion capture. It is a generated, human-proportioned (1.77 m standing height) skeleton performing a
 one-limb-at-a-time crawl in the tripod order of the thesis (left hand, right knee, right hand, left knee) with the
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from .bvh import BVH, BVHJoint, axes_matrix
+from atlas_crawl_kinematics.bvh import BVH, BVHJoint, axes_matrix
 
 ROT = ["Zrotation", "Xrotation", "Yrotation"]
 ROOT_CH = ["Xposition", "Yposition", "Zposition"] + ROT
@@ -171,7 +171,7 @@ def make(cycles: int = 4, fps: float = 60.0, hold_s: float = 0.5) -> BVH:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    here = Path(__file__).resolve().parent.parent / "data" / "synthetic_human_crawl.bvh"
+    here = Path(__file__).resolve().parent.parent / "atlas_crawl_kinematics" / "data" / "synthetic_human_crawl.bvh"
     ap.add_argument("--out", default=str(here))
     ap.add_argument("--cycles", type=int, default=4)
     ap.add_argument("--fps", type=float, default=60.0)

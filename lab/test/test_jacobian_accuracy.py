@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from atlas_crawl_kinematics.jacobian_accuracy import evaluate, simulate
+from jacobian_accuracy import evaluate, simulate
 
 
 def test_harness_error_decreases_with_rate():

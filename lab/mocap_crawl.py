@@ -1,7 +1,7 @@
 """Retargeted motion-capture crawl tracked by the IIK in physics, with or without CoM modulation (issue 4 §4–§5,
 thesis §4.2.4 / Fig 4.23).
 
-    python -m atlas_crawl_mujoco.mocap_crawl --bvh atlas_crawl_kinematics/data/synthetic_human_crawl.bvh \
+    python lab/mocap_crawl.py --bvh atlas_crawl_kinematics/data/synthetic_human_crawl.bvh \
         [--com-modulation] [--stance planned|sensed|velocity] [--root floating|...] --out reports/mocap
 
 The BVH is retargeted (:mod:`atlas_crawl_kinematics.retarget`: FK, REP 103, scale, per-limb height normalisation,
@@ -25,7 +25,7 @@ import numpy as np
 from atlas_crawl_kinematics.bvh import load_bvh
 from atlas_crawl_kinematics.retarget import MocapPlan, retarget
 
-from .iik_crawl import (CRAWL_COLS, AtlasSim, add_track_args, print_table, robot_model, row_from, start_stance,
+from atlas_crawl_mujoco.iik_crawl import (CRAWL_COLS, AtlasSim, add_track_args, print_table, robot_model, row_from, start_stance,
                         track, track_config_from_args, write_outputs)
 
 DEFAULT_BVH = Path(__file__).resolve().parents[2] / "atlas_crawl_kinematics" / "data" / "synthetic_human_crawl.bvh"
@@ -64,7 +64,7 @@ def main(argv=None):
     ap.add_argument("--out", default="reports/mocap")
     a = ap.parse_args(argv)
     out = Path(a.out)
-    cmd = "python -m atlas_crawl_mujoco.mocap_crawl " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "python lab/mocap_crawl.py " + " ".join(argv if argv is not None else sys.argv[1:])
     arr, st, summ, row = run(a)
     write_outputs(out, arr, st, summ, row, row["label"], command=cmd)
     print(print_table([row], CRAWL_COLS))

@@ -4,7 +4,7 @@ at equal final accuracy (max contact error and horizontal CoM error < 5 mm).
 
 Usage::
 
-    python -m atlas_crawl_kinematics.iik_benchmark [--quick] [--targets N] [--no-mink]
+    python lab/iik_benchmark.py [--quick] [--targets N] [--no-mink]
 
 Targets: FK of configurations ``home + N(0, 0.25 rad)`` clipped to the limits (so they are reachable), pelvis frame
 (fixed base).  Timings: wall clock per solve (``perf_counter``) and thread CPU time per solve (``thread_time``, not
@@ -26,10 +26,10 @@ import time
 
 import numpy as np
 
-from . import iik_fast
-from .iik import IIKParams, IIKSolver, four_point_stance
-from .model import RobotModel
-from .robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics import iik_fast
+from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, four_point_stance
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
 
 TOL_M = 0.005
 
@@ -65,7 +65,7 @@ def bench_ours(model: RobotModel, home, targets, params: IIKParams | None = None
 def bench_mink(model: RobotModel, urdf: str, home, targets) -> dict:
     import mink
 
-    from .mj_oracle import MjOracle
+    from atlas_crawl_mujoco.mj_oracle import MjOracle
 
     orc = MjOracle(model, urdf)
     mjm = orc.m

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, four_point_stance
-from atlas_crawl_kinematics.iik_experiments import (
+from iik_experiments import (
     THESIS_PARAMS,
     crawl_sequence,
     crucify_pose,

@@ -23,18 +23,18 @@ cycles.) ``--noise-seeds N`` adds N noisy-start part runs and scores the worst; 
 Search = seeded random perturbations around the incumbent (a (1+λ) hill climb with a shrinking step), which copes
 with the noisy, non-smooth physics objective better than a simplex in 8+ dimensions.
 
-    python -m atlas_crawl_mujoco.search_fast_crawl --params t_shift_s t_lift_s t_place_s t_stance_s com_lead_m \\
+    python lab/search_fast_crawl.py --params t_shift_s t_lift_s t_place_s t_stance_s com_lead_m \\
         --iters 40 --out /tmp/fast.yaml
-    python -m atlas_crawl_mujoco.search_fast_crawl --measure atlas_crawl_controller/atlas_crawl_controller/gaits/crawl_forward.yaml
+    python lab/search_fast_crawl.py --measure atlas_crawl_controller/atlas_crawl_controller/gaits/crawl_forward.yaml
 
 Steering trim (``--trim``): a mirror-symmetric cycle can still crab or yaw in physics. ``trim_script`` adds the same
 joint offsets (same sign on both half-cycles, so mirror key-frames are written out) to every key-frame after the
 stance and can set the stance key-frame's duration (the full loop's stance transition is yaw-sensitive)::
 
-    python -m atlas_crawl_mujoco.search_fast_crawl --iters 0 --set pairs=1 com_off_m=0.105 com_y_scale=0.5051 \
+    python lab/search_fast_crawl.py --iters 0 --set pairs=1 com_off_m=0.105 com_y_scale=0.5051 \
         t_pair_shift_s=0.04 t_pair_lift_s=0.0662 t_pair_place_s=0.2382 swing_frac=0.4263 lift_hand_m=0.0422 \
         lift_knee_m=0.0202 sag_comp=1.2791 press_m=0.0079 t_stance_s=0.4833 --out /tmp/pair.yaml
-    python -m atlas_crawl_mujoco.search_fast_crawl --trim-from /tmp/pair.yaml --stance-s 0.6 \
+    python lab/search_fast_crawl.py --trim-from /tmp/pair.yaml --stance-s 0.6 \
         --trim '{"l_leg_mhx": -0.02, "r_leg_mhx": -0.02, "l_leg_uhz": 0.02, "r_leg_uhz": 0.02, "back_lbz": 0.004}' \
         --out /tmp/pair_trimmed.yaml
 
@@ -62,8 +62,8 @@ import numpy as np
 
 from atlas_crawl_controller.robot_info import LIMB_NAMES
 
-from .gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
-from .search_gait import BOUNDS
+from gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
+from search_gait import BOUNDS
 
 #: design parameters that change the contacts of the first key-frame (the crawl stance): not tunable here
 STANCE_PARAMS = ("stride_m", "hand_x_m", "hand_y_m", "knee_x_m", "knee_y_m", "com_x_m", "pelvis_dz_m", "pitch_deg",
@@ -118,7 +118,7 @@ def _kf2(d, name, qpos, contacts, stance, dur, err, support_xy=None):
         e = sup[1] - sup[0]
         margin = -abs(e[0] * (com[1] - sup[0][1]) - e[1] * (com[0] - sup[0][0])) / np.linalg.norm(e)
     else:
-        from .kin import support_margin
+        from atlas_crawl_mujoco.kin import support_margin
         margin = support_margin(com, sup)
     m = d.m
     dd = d.ik.forward(qpos)
@@ -230,8 +230,8 @@ def measure(path, loop="part", cycles=4, seed=0, noise_rad=0.0, time_scale=1.0):
     from atlas_crawl_controller.keyframes import load_script
     from atlas_crawl_controller.player import KeyframePlayer
 
-    from .kin import support_margin
-    from .sim import AtlasSim
+    from atlas_crawl_mujoco.kin import support_margin
+    from atlas_crawl_mujoco.sim import AtlasSim
 
     script = load_script(path)
     sim = AtlasSim(seed=seed)
@@ -446,7 +446,7 @@ def main(argv=None):
     if a.out:
         meas = (f"seed 0, {a.cycles} part cycles: {fmt(best['rp'])}"
                 + (f"; {a.full_cycles} full cycles: {fmt(best['rf'])}" if best["rf"] else ""))
-        txt = best["txt"].replace("# Hand edits are fine", f"# Tuned by: python -m atlas_crawl_mujoco.search_fast_crawl "
+        txt = best["txt"].replace("# Hand edits are fine", f"# Tuned by: python lab/search_fast_crawl.py "
                                                         f"(J {best['J']:+.4f}); measured {meas}\n# Hand edits are fine",
                                   1)
         with open(a.out, "w") as f:

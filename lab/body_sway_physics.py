@@ -1,11 +1,11 @@
 """No-slip body sway in MuJoCo physics (issue 4 §6): the kinematic sway of
-:mod:`atlas_crawl_kinematics.body_sway` played on the simulated robot in its four-point crawl stance, measuring how
+lab/body_sway.py played on the simulated robot in its four-point crawl stance, measuring how
 far the contacts slip (goal < 2 mm).
 
 Protocol, per (joint set, direction, sign):
 
 1. fresh :class:`AtlasSim`, reset to the crawl stance (the first key-frame of ``crawl_forward.yaml`` as committed in
-   33b494f, pinned in ``atlas_crawl_kinematics.body_sway.CRAWL_STANCE_JOINTS``; ``--keyframe`` for another YAML),
+   33b494f, pinned in ``body_sway.CRAWL_STANCE_JOINTS``; ``--keyframe`` for another YAML),
    settle ``settle_s`` with the servos holding it;
 2. take the *settled* joint angles and pelvis pose as the kinematic start (not the commanded ones: the servos sag
    under gravity), compute the no-slip sway path from there (contacts held at their settled world positions);
@@ -18,7 +18,7 @@ The amplitude is ``fraction`` (0.7) of the kinematic reach of that direction, ca
 
 Usage::
 
-    python -m atlas_crawl_mujoco.body_sway_physics [--quick] [--joints notes11|full|both]
+    python lab/body_sway_physics.py [--quick] [--joints notes11|full|both]
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ import time
 
 import numpy as np
 
-from atlas_crawl_kinematics.body_sway import DIRECTIONS, TORSO_FRAME, _axes, stance_from_keyframe, sway
+from body_sway import DIRECTIONS, TORSO_FRAME, _axes, stance_from_keyframe, sway
 from atlas_crawl_kinematics.model import RobotModel
 from atlas_crawl_kinematics.robot_source import atlas_urdf_string
 
-from .sim import AtlasSim
+from atlas_crawl_mujoco.sim import AtlasSim
 
 __all__ = ["run_sway", "main"]
 

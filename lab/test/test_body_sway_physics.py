@@ -5,7 +5,7 @@ import pytest
 
 from atlas_crawl_kinematics.model import RobotModel
 from atlas_crawl_kinematics.robot_source import atlas_urdf_string
-from atlas_crawl_mujoco.body_sway_physics import run_sway
+from body_sway_physics import run_sway
 
 
 @pytest.fixture(scope="module")

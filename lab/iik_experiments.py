@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m atlas_crawl_kinematics.iik_experiments --out reports/iik_experiments [--quick]
+    python lab/iik_experiments.py --out reports/iik_experiments [--quick]
 
 writes ``fig_4_14_15_regularisation.png``, ``fig_4_16_17_home_weighting.png``, ``fig_4_18_19_gait_travel.png``,
 ``fig_4_20_sequence_error.png``, ``results.json`` and ``README.md`` (tables beside the thesis' statements).
@@ -39,10 +39,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from .iik import IIKParams, IIKSolver, four_point_stance
-from .model import RobotModel
-from .pinv import inverse_mass_weights
-from .robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, four_point_stance
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.pinv import inverse_mass_weights
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
 
 __all__ = [
     "crucify_pose",
@@ -388,7 +388,7 @@ def _best(c, errs):
 def _report(out: Path, reg, grid, travel, acc, files, cmd: str) -> str:
     L = ["# IIK experiments (thesis §4.2.2) — reproduced and compared", "",
          f"Command: `{cmd}` (kinematic, pelvis fixed = robot lying on its back; see the module docstring of "
-         "`atlas_crawl_kinematics.iik_experiments` for the exact set-up).", ""]
+         "`lab/iik_experiments.py` for the exact set-up).", ""]
     c = np.array(reg["c_inv"])
     cr, fp = reg["crucify"], reg["four_point"]
     L += ["## Regularisation C⁻¹ (Figs 4.14–4.15; one-shot Eq. 4.11, identity W, no home pose)", "",
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     files = _plots(out, reg, grid, travel, acc)
     (out / "results.json").write_text(json.dumps({"regularisation": reg, "home_weighting": grid, "travel": travel,
                                                   "sequence_accuracy": acc}, indent=1))
-    cmd = "python -m atlas_crawl_kinematics.iik_experiments --out " + a.out + (" --quick" if a.quick else "")
+    cmd = "python lab/iik_experiments.py --out " + a.out + (" --quick" if a.quick else "")
     print(_report(out, reg, grid, travel, acc, files, cmd))
     print(f"\nwrote {out}/ in {time.time() - t0:.1f} s (load {os.getloadavg()[0]:.1f})")
     return 0

@@ -4,7 +4,7 @@ MuJoCo's C implementation doing the same (mj_kinematics + mj_comPos + 4 × mj_ja
 
 Usage::
 
-    python -m atlas_crawl_kinematics.benchmark [--quick] [--configs N] [--repeats R] [--seed S]
+    python -m atlas_crawl_mujoco.kinematics_benchmark [--quick] [--configs N] [--repeats R] [--seed S]
 
 Every configuration is timed ``R`` times (wall clock, ``time.perf_counter_ns``); the per-configuration minimum
 filters out pre-emption by other processes on a shared machine, and the table reports the median over
@@ -20,9 +20,10 @@ import time
 
 import numpy as np
 
+from atlas_crawl_kinematics.model import RobotModel
+from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+
 from .mj_oracle import MjOracle
-from .model import RobotModel
-from .robot_source import CONTACT_FRAMES, atlas_urdf_string
 
 
 def _time(fn, Q: np.ndarray, repeats: int) -> dict[str, float]:
