@@ -1,15 +1,16 @@
 """Cartesian crawling (thesis §4.2 "crawling by imitation" IIK and §4.3 CoM modulation) for the controller core and
-the gait sequencer: thin adapters over atlas_crawl_kinematics (IIK, CoMModulatedIIK, CartesianGait).
+the gait sequencer: thin adapters over atlas_crawl_kinematics and the crawl tracker (:mod:`.tracking`).
 
-* :func:`make_cartesian_solver` → ``(solver, contact_fk)`` for :meth:`CrawlControllerCore.set_cartesian_solver`.
-  The solver is the floating-base CoM-modulated IIK (DESIGN §6): world targets of the four contacts, stance
-  contacts held with a high weight, swing contacts following their targets, and — when the reference asks for CoM
-  modulation — the horizontal CoM pulled to a margin-respecting point of the stance polygon; without it, the plain
-  IIK (contacts + posture in the null space).  The measured pelvis pose is the base estimate; only the joint
-  solution is commanded.
+* :func:`make_cartesian_solver` → ``(solver, contact_fk, law)`` for :meth:`CrawlControllerCore.set_cartesian_solver`.
+  ``law`` is a :class:`CartesianLaw`: the core's MODE_CARTESIAN runs its :class:`~.tracking.CrawlTracker` (the same
+  law as the MuJoCo runner ``atlas_crawl_mujoco.iik_crawl``) on a :class:`SegmentPlan` per reference, with the
+  sensed state from forward kinematics of the measured joints and pelvis pose (:class:`FKSensed`), and validates
+  Cartesian references (:meth:`CartesianLaw.check`: reachable workspace, a stance set that can hold the robot).
+  ``solver`` (one floating-base CoM-modulated IIK solve) is kept for benchmarks.
 * :func:`cartesian_plan` samples a :class:`CartesianGait` at its phase boundaries (and at the apex of every swing)
-  into the sequencer's steps: ``(name, targets (4,3) world, stance (4,), duration_s)``.  The controller interpolates
-  between consecutive set-points with a minimum-jerk profile and re-solves the IIK at ``iik_rate_hz``.
+  into the sequencer's steps: ``(name, targets (4,3) world, stance (4,), duration_s)``.  A shift step's stance is
+  the support that will remain after the coming lift (the plan's lookahead: the CoM-modulated tracker then shifts
+  the CoM into that triangle before the lift, as the runner's lookahead does).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import List, Optional
 import numpy as np
 
 from .robot_info import CONTACT_FRAMES
-
+from .smooth_move import min_jerk
 
 def quat_xyzw_to_R(q) -> np.ndarray:
     x, y, z, w = (float(v) for v in q)
@@ -40,14 +41,185 @@ def available() -> bool:
         return False
 
 
-def make_cartesian_solver(model=None, margin_m: float = 0.04):
-    """(solver, contact_fk) closures; see the module docstring."""
+def pattern_heading_rad(targets) -> float:
+    """Heading of a contact pattern: from the knees' midpoint to the wrists' midpoint (LW RW LK RK order)."""
+    p = np.asarray(targets, float)
+    d = p[:2, :2].mean(axis=0) - p[2:, :2].mean(axis=0)
+    return math.atan2(d[1], d[0])
+
+
+class SegmentSample:
+    __slots__ = ("targets", "stance", "heading_rad", "com_xy", "pelvis_target", "cycle", "phase")
+
+    def __init__(self, targets, stance, heading_rad):
+        self.targets = targets
+        self.stance = stance
+        self.heading_rad = heading_rad
+        self.com_xy = None
+        self.pelvis_target = None
+        self.cycle = -1
+        self.phase = -1
+
+
+class SegmentPlan:
+    r"""One Cartesian reference as a tracker plan: contacts :math:`p(t) = p_0 + s(t/T)(p_1 - p_0)` (minimum-jerk
+    :math:`s`), a constant stance set, the heading of the interpolated pattern; no CoM or pelvis plan (with CoM
+    modulation the margin point of the support polygon is the CoM target)."""
+
+    def __init__(self, p0, p1, stance, duration_s: float):
+        self.p0 = np.asarray(p0, float).reshape(4, 3)
+        self.p1 = np.asarray(p1, float).reshape(4, 3)
+        self.stance = np.asarray(stance, bool).reshape(4)
+        self.duration_s = float(duration_s)
+        self.h0 = pattern_heading_rad(self.p0)
+        dh = pattern_heading_rad(self.p1) - self.h0
+        self.dh = (dh + math.pi) % (2 * math.pi) - math.pi
+
+    def sample(self, t: float) -> SegmentSample:
+        s = float(min_jerk(min(max(t / self.duration_s, 0.0), 1.0))[0]) if self.duration_s > 0 else 1.0
+        return SegmentSample(self.p0 + s * (self.p1 - self.p0), self.stance.copy(), self.h0 + s * self.dh)
+
+
+class FKSensed:
+    """The tracker's ``sensed`` view from the measured joints and pelvis pose ``[x y z qx qy qz qw]`` (forward
+    kinematics, computed on first use): contact points, CoM, touch = contact point below ``touch_height_m``."""
+
+    def __init__(self, model, q, pose7, touch_height_m: float):
+        self.model = model
+        self.q = np.asarray(q, float)
+        pose7 = np.asarray(pose7, float)
+        self.base_pos = pose7[:3].copy()
+        quat = pose7[3:7]
+        self.base_rot = quat_xyzw_to_R(quat / np.linalg.norm(quat))
+        self.h = float(touch_height_m)
+        self._k = None
+        self.force = None
+
+    def _fk(self):
+        if self._k is None:
+            self._k = self.model.forward(self.q)
+        return self._k
+
+    @property
+    def contacts(self) -> np.ndarray:
+        return (self.base_rot @ self._fk().positions(list(CONTACT_FRAMES)).T).T + self.base_pos
+
+    @property
+    def com_xy(self) -> np.ndarray:
+        return (self.base_rot @ self._fk().com() + self.base_pos)[:2]
+
+    @property
+    def touch(self) -> np.ndarray:
+        return self.contacts[:, 2] < self.h
+
+
+class CartesianLaw:
+    """What MODE_CARTESIAN of the controller core runs: tracker factory, sensed view, reference checks.
+
+    ``params``: crawl tracker parameters (config/crawl_tracker_parameters.yaml; validated)."""
+
+    #: a target may lie at most this far below the ground plane z = 0 (press / seek offsets are smaller)
+    MAX_BELOW_GROUND_M = 0.1
+
+    def __init__(self, model=None, params=None):
+        from atlas_crawl_kinematics.model import RobotModel
+        from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+        from .tracking.crawl_tracker import parameter_set
+        self.model = model or RobotModel(atlas_urdf_string())
+        self.params = parameter_set().values(params or {})
+        self.reach_m = self._reach()
+
+    def _reach(self) -> np.ndarray:
+        """Upper bound of each contact point's distance from the pelvis: the sum of the link lengths along its chain
+        (distances between consecutive frame origins do not depend on q)."""
+        m = self.model
+        k = m.forward(np.clip(np.zeros(m.n_joints), m.lower, m.upper))
+        parent = np.asarray(m.frame_parent)
+        out = []
+        for f in CONTACT_FRAMES:
+            i = m.frame_index(f)
+            d = 0.0
+            while parent[i] >= 0:
+                d += float(np.linalg.norm(k.position(int(i)) - k.position(int(parent[i]))))
+                i = int(parent[i])
+            out.append(d)
+        return np.array(out)
+
+    def new_tracker(self, period_s: float, home_q, com_modulation: bool):
+        from .tracking import CrawlTracker
+        vals = dict(self.params.as_dict())
+        vals["com_modulation"] = bool(com_modulation)
+        return CrawlTracker.from_params(self.model, np.asarray(home_q, float).copy(), period_s, vals)
+
+    def sensed(self, q, pose7) -> FKSensed:
+        return FKSensed(self.model, q, pose7, self.params["touch_height_m"])
+
+    def contact_fk(self, q, pose7) -> np.ndarray:
+        return self.sensed(q, pose7).contacts
+
+    def check(self, targets, stance, pose7=None) -> Optional[str]:
+        """None if the reference can be tracked, else the reason: at least 3 stance contacts whose targets span a
+        support polygon (no three collinear within 2 cm), no target deeper than ``MAX_BELOW_GROUND_M`` under the
+        ground, every target within its limb's reach of the measured pelvis (``pose7``) and every pair of targets
+        within the sum of their reaches."""
+        from atlas_crawl_kinematics.support import support_polygon
+        tg = np.asarray(targets, float).reshape(4, 3)
+        st = np.asarray(stance, bool).reshape(4)
+        names = ("LW", "RW", "LK", "RK")
+        if st.sum() < 3:
+            return (f"stance {[n for n, s in zip(names, st) if s]} cannot hold the robot: a static Cartesian "
+                    "reference needs at least 3 stance contacts")
+        low = np.flatnonzero(tg[:, 2] < -self.MAX_BELOW_GROUND_M)
+        if low.size:
+            return (f"target of {names[low[0]]} at z = {tg[low[0], 2]:.3f} m is more than "
+                    f"{self.MAX_BELOW_GROUND_M} m below the ground")
+        for i in range(4):
+            for j in range(i + 1, 4):
+                d = float(np.linalg.norm(tg[i] - tg[j]))
+                if d > self.reach_m[i] + self.reach_m[j]:
+                    return (f"targets of {names[i]} and {names[j]} are {d:.3g} m apart, beyond the reachable "
+                            f"{self.reach_m[i] + self.reach_m[j]:.2f} m")
+        if pose7 is not None:
+            p = np.asarray(pose7, float)[:3]
+            if np.all(np.isfinite(p)):
+                d = np.linalg.norm(tg - p, axis=1)
+                far = np.flatnonzero(d > self.reach_m)
+                if far.size:
+                    i = int(far[0])
+                    return (f"target of {names[i]} is {d[i]:.3g} m from the pelvis, outside its reachable workspace "
+                            f"({self.reach_m[i]:.2f} m)")
+        poly = support_polygon(tg[st, :2])
+        if len(poly) < 3 or _min_height(tg[st, :2]) < 0.02:
+            return "stance targets are (nearly) collinear: no support polygon to hold the robot"
+        return None
+
+
+def _min_height(pts) -> float:
+    """Smallest distance of a point of ``pts`` (k, 2) to the line through two others (0 if collinear)."""
+    best = math.inf
+    k = len(pts)
+    for a in range(k):
+        for b in range(k):
+            if b == a:
+                continue
+            u = pts[b] - pts[a]
+            n = float(np.hypot(*u))
+            if n < 1e-9:
+                return 0.0
+            for c in range(k):
+                if c in (a, b):
+                    continue
+                v = pts[c] - pts[a]
+                best = min(best, abs(u[0] * v[1] - u[1] * v[0]) / n)
+    return best
+
+
+def make_cartesian_solver(model=None, margin_m: float = 0.04, params=None):
+    """(solver, contact_fk, law); see the module docstring."""
     from atlas_crawl_kinematics.com_modulation import CoMModulatedIIK
-    from atlas_crawl_kinematics.model import RobotModel
-    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
-    model = model or RobotModel(atlas_urdf_string())
+    law = CartesianLaw(model, params)
+    model = law.model
     cm = CoMModulatedIIK(model, margin_m=margin_m)
-    frames = list(CONTACT_FRAMES)
 
     def solver(q_seed, pose7, targets, stance, com_modulation):
         pose7 = np.asarray(pose7, float)
@@ -57,13 +229,7 @@ def make_cartesian_solver(model=None, margin_m: float = 0.04):
         margin = r.planned_margin_m if math.isfinite(r.planned_margin_m) else 0.0
         return r.q, int(r.iik.iterations), float(r.iik.error_m), float(margin)
 
-    def contact_fk(q, pose7):
-        pose7 = np.asarray(pose7, float)
-        k = model.forward(np.asarray(q, float))
-        P = k.positions(frames)
-        return (quat_xyzw_to_R(pose7[3:7]) @ P.T).T + pose7[:3]
-
-    return solver, contact_fk
+    return solver, law.contact_fk, law
 
 
 def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, direction: int = 1,
@@ -108,6 +274,12 @@ def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, directi
     for i, st in enumerate(steps):
         nxt = steps[i + 1]["cycle"] if i + 1 < len(steps) else None
         st["last_in_cycle"] = nxt != st["cycle"]
+    # lookahead: a four-point step right before a lift already carries the coming support (the limb's target stays
+    # where it stands, with the swing weight), so the CoM moves into the coming triangle before the lift
+    for i in range(len(steps) - 1):
+        cur, nxt_st = steps[i]["stance"], steps[i + 1]["stance"]
+        if cur.all() and (cur & nxt_st).sum() == 3:
+            steps[i]["stance"] = cur & nxt_st
     idx = {}
     for st in steps:
         st["index"] = idx.get(st["cycle"], 0)

@@ -145,6 +145,8 @@ class CrawlControllerCore:
         self._pset = parameter_set()
         self._solver: Optional[CartesianSolver] = None
         self._contact_fk: Optional[ContactFK] = None
+        self._law = None                 # CartesianLaw: the crawl tracker MODE_CARTESIAN runs (cartesian.py)
+        self._last_pose: Optional[np.ndarray] = None
         self._cmd = np.zeros(N)          # output buffer (returned by update)
         self._safe = np.zeros(N)         # last safe command
         self._state = State.INACTIVE
@@ -234,10 +236,16 @@ class CrawlControllerCore:
     def last_command(self) -> np.ndarray:
         return self._safe.copy()
 
-    def set_cartesian_solver(self, solver: Optional[CartesianSolver], contact_fk: Optional[ContactFK]) -> None:
-        """Plug in the IIK (or CoM-modulated IIK) for MODE_CARTESIAN and the contact FK used to start interpolation."""
+    def set_cartesian_solver(self, solver: Optional[CartesianSolver], contact_fk: Optional[ContactFK],
+                             law=None) -> None:
+        """Plug in MODE_CARTESIAN: ``law`` (:class:`~.cartesian.CartesianLaw`, what the hosts plug in via
+        ``set_cartesian_solver(*cartesian.make_cartesian_solver())``) runs the crawl tracker and validates the
+        references' workspace and stance. Without a law, the bare ``solver`` is re-solved at ``iik_rate_hz`` on the
+        interpolated set-points (a test double for the reference plumbing, not the crawl law)."""
         self._solver = solver
         self._contact_fk = contact_fk
+        self._law = law
+        self._cart = None
 
     # ------------------------------------------------------------------------------------------------ references
     def _reset_motion(self):
@@ -253,6 +261,7 @@ class CrawlControllerCore:
         self._done_time: Optional[float] = None
         self._hold_target = None
         self._cart = None
+        self._tracker = None
 
     def set_reference(self, ref: Reference) -> Tuple[bool, str]:
         """Validate and queue a reference; it starts at the next update. Returns (accepted, reason)."""
@@ -337,6 +346,10 @@ class CrawlControllerCore:
         stance = np.asarray(list(ref.stance), bool)
         if stance.shape != (4,):
             return False, "stance must have 4 entries", None
+        if self._law is not None:
+            why = self._law.check(tg, stance, self._last_pose)
+            if why:
+                return False, why, None
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
                                    duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender)
 
@@ -363,12 +376,16 @@ class CrawlControllerCore:
         self._t_elapsed = 0.0
         self._done_time = None
         if ref.mode == Mode.KEYFRAME:
+            self._cart = None
             q1 = self._safe.copy()
             q1[ref.joint_names] = ref.joint_positions_rad
             self._q1 = q1
             v = np.maximum(self.urdf_velocity * self.params["velocity_limit_scale"], 1e-6)
             t_min = float(np.max(1.875 * np.abs(q1 - self._q0) / v))
             self._duration = max(ref.duration_s, t_min)
+        elif self._law is not None:
+            self._duration = ref.duration_s
+            self._start_tracked(ref, time_s, position, pelvis_pose)
         else:
             self._duration = ref.duration_s
             p0 = np.asarray(self._contact_fk(self._safe.copy(), pelvis_pose), float).reshape(4, 3)
@@ -414,6 +431,7 @@ class CrawlControllerCore:
             st.reason = "time went backwards (reset): holding the measured pose"
             return self._cmd
         self._last_time = t
+        self._last_pose = pose
 
         if self._pending is not None:
             ref, self._pending = self._pending, None
@@ -430,7 +448,7 @@ class CrawlControllerCore:
                 s = float(min_jerk(tau)[0])
                 target = self._q0 + s * (self._q1 - self._q0)
             else:
-                target = self._cartesian_step(tau, pose)
+                target = self._cartesian_step(tau, pose, q, t, dt)
             if self._t_ref >= self._duration - 1e-12:
                 if self._done_time is None:
                     self._done_time = t
@@ -453,9 +471,57 @@ class CrawlControllerCore:
         st.state = self._state
         return self._cmd
 
-    def _cartesian_step(self, tau: float, pose: np.ndarray) -> np.ndarray:
-        """IIK at iik_rate_hz on the min-jerk interpolated set-points, linear joint interpolation in between."""
+    def _start_tracked(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
+        """A Cartesian reference for the crawl tracker: a :class:`~.cartesian.SegmentPlan` from the previous
+        reference's targets (or the contact FK of the current command) to the new ones. Consecutive Cartesian
+        references continue one tracker run (seed, integrators and holds keep their state); after anything else
+        (key-frame, watchdog hold, a gap) a new run starts from the measured state and the current command."""
+        from .cartesian import SegmentPlan
         c = self._cart
+        period = 1.0 / self.params["update_rate_hz"]
+        cont = (self._tracker is not None and c is not None and c.get("tracked")
+                and c.get("t_last", -math.inf) >= time_s - 0.1)
+        p0 = c["p1"] if cont else np.asarray(self._law.contact_fk(self._safe.copy(), pelvis_pose), float)
+        plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s)
+        if cont:
+            self._tracker.restart_clock()
+            self._tracker.com_modulation = bool(ref.com_modulation)
+        else:
+            self._tracker = self._law.new_tracker(period, self._safe.copy(), ref.com_modulation)
+            self._tracker.start(plan, self._law.sensed(position, pelvis_pose), self._safe.copy())
+        self._cart = {"tracked": True, "plan": plan, "p1": np.asarray(ref.contact_targets, float).copy(),
+                      "t_last": time_s}
+        self._q1 = self._safe.copy()
+
+    def _tracked_step(self, pose: np.ndarray, q: np.ndarray, t: float, dt: float) -> np.ndarray:
+        """One tick of the crawl tracker; the reference's clock is the tracker's plan clock (the CoM gate may hold
+        it)."""
+        c = self._cart
+        c["t_last"] = t
+        tr = self._tracker
+        try:
+            cmd = np.asarray(tr.step(t, c["plan"], self._law.sensed(q, pose), dt), float).reshape(N)
+            if not np.all(np.isfinite(cmd)):
+                raise FloatingPointError("tracker returned non-finite joints")
+        except Exception as e:  # the tracker must never take the controller down
+            self._status.reason = f"IIK failed ({type(e).__name__}: {e}); holding"
+            return self._safe.copy()
+        if tr.solved:
+            r = tr.last.result
+            self._status.iterations = int(r.iik.iterations)
+            self._status.task_error_m = float(r.iik.error_m)
+            self._status.stability_margin_m = float(r.planned_margin_m) if math.isfinite(r.planned_margin_m) \
+                else 0.0
+            self._q1 = np.clip(tr.q_next, self.lower, self.upper)
+        self._t_ref = min(tr.t_plan, self._duration)
+        return cmd
+
+    def _cartesian_step(self, tau: float, pose: np.ndarray, q=None, t=None, dt=None) -> np.ndarray:
+        """The crawl tracker (with a law), else the bare solver at iik_rate_hz on the min-jerk interpolated
+        set-points with linear joint interpolation in between."""
+        c = self._cart
+        if c.get("tracked"):
+            return self._tracked_step(pose, q, t, dt)
         t = self._t_elapsed
         due = c["t_solve"] < 0 or t - c["t_solve"] >= c["solve_period"] - 1e-12
         if (due and not c.get("final")) or (tau >= 1.0 and not c.get("final")):

@@ -151,3 +151,85 @@ def test_deactivate_reports_inactive_and_rejects_references():
     assert b.status[rb.STATUS_FIELDS.index("state")] == State.INACTIVE
     assert not b.set_reference(0, 1, [], [], 0.0, [], [True] * 4, False)
     assert "inactive" in b.reason
+
+
+def _cartesian_bridge():
+    """Bridge with the crawl tracker plugged in, activated in the crawl stance (first key-frame of crawl_forward)
+    with the pelvis placed so the lowest contact touches z = 0."""
+    pytest.importorskip("atlas_crawl_kinematics.com_modulation")
+    from atlas_crawl_controller.keyframes import named_pose
+    b = rb.Ros2ControlBridge({"update_rate_hz": 250.0}, cartesian=True)
+    assert b.cartesian_enabled
+    q0, (w, x, y, z) = named_pose("crawl_forward")
+    pose = np.array([0.0, 0.0, 0.0, x, y, z, w])
+    pose[2] = -b.core._law.contact_fk(q0, pose)[:, 2].min()
+    b.position[:] = q0
+    b.pelvis[:] = pose
+    b.activate()
+    assert _step(b, 0.0) & rb.RC_COMMAND
+    return b, q0, pose
+
+
+def test_plugin_call_sequence_tracks_a_cartesian_reference_with_the_crawl_tracker():
+    """MODE_CARTESIAN runs the crawl tracker (the runner's law): swing LW 5 cm forward over 0.5 s with the other
+    three in stance and CoM modulation, perfect position servo. The tracker's solution puts every contact within
+    5 mm of its target, commands stay finite and in limits, the status reports the solve; then a key-frame, the
+    other reference type, drives the same core."""
+    b, q0, pose = _cartesian_bridge()
+    ptrs = _ptrs(b)
+    law = b.core._law
+    tg = law.contact_fk(q0, pose)
+    tg[0, 0] += 0.05
+    assert b.set_reference(2, 11, [], [], 0.5, tg.reshape(-1), [False, True, True, True], True), b.reason
+    lo, hi, _, _ = joint_limits()
+    t, q = 0.0, q0.copy()
+    for _ in range(150):
+        t += DT
+        assert _step(b, t, q) & rb.RC_COMMAND
+        assert np.all(np.isfinite(b.command)) and np.all(b.command >= lo) and np.all(b.command <= hi)
+        q = b.command.copy()
+    s = b.core.status()
+    assert s.sequence_id == 11 and s.accepted and s.reached and s.iterations >= 1, s
+    tr = b.core._tracker
+    r = tr.last.result
+    from atlas_crawl_controller.robot_info import CONTACT_FRAMES
+    k = law.model.forward(r.q)
+    P = (r.base_rot @ k.positions(list(CONTACT_FRAMES)).T).T + r.base_pos
+    assert np.max(np.linalg.norm(P - tg, axis=1)) < 0.005, P - tg
+    assert np.max(np.abs(b.command - q0)) > 0.01          # the joints moved to make the step
+    j = JOINT_NAMES.index("neck_ay")
+    target = float(np.clip(q[j] + 0.1, lo[j], hi[j]))
+    assert b.set_reference(1, 12, ["neck_ay"], [target], 0.3, [], [True] * 4, False), b.reason
+    for _ in range(100):
+        t += DT
+        _step(b, t, q)
+        q = b.command.copy()
+    assert b.command[j] == pytest.approx(target, abs=1e-6) and b.core.status().reached
+    assert b.core._tracker is None or b.core._cart is None   # the key-frame ended the Cartesian run
+    assert _ptrs(b) == ptrs
+
+
+def test_cartesian_reference_outside_the_workspace_or_without_support_is_rejected():
+    """Issue 11: targets 1e6 m away (accepted before, the pelvis then dropped to 0.20 m) and a stance set that
+    cannot hold the robot are rejected with the reason; nothing moves."""
+    b, q0, pose = _cartesian_bridge()
+    tg = b.core._law.contact_fk(q0, pose)
+    before = b.command.copy()
+    assert not b.set_reference(2, 21, [], [], 1.0, (tg + 1e6).reshape(-1), [True] * 4, True)
+    assert "reachable workspace" in b.reason or "reachable" in b.reason, b.reason
+    far = tg.copy()
+    far[0, 0] += 3.0
+    assert not b.set_reference(2, 22, [], [], 1.0, far.reshape(-1), [False, True, True, True], True)
+    assert "LW" in b.reason and "reachable" in b.reason, b.reason
+    assert not b.set_reference(2, 23, [], [], 1.0, tg.reshape(-1), [True, False, False, True], True)
+    assert "cannot hold the robot" in b.reason and "at least 3" in b.reason, b.reason
+    line = tg.copy()
+    line[:, 1] = 0.0
+    assert not b.set_reference(2, 24, [], [], 1.0, line.reshape(-1), [True] * 4, True)
+    assert "collinear" in b.reason, b.reason
+    deep = tg.copy()
+    deep[2, 2] = -0.5
+    assert not b.set_reference(2, 25, [], [], 1.0, deep.reshape(-1), [True] * 4, True)
+    assert "below the ground" in b.reason, b.reason
+    _step(b, DT)
+    np.testing.assert_array_equal(b.command, before)

@@ -168,8 +168,10 @@ class CrawlTracker:
         self.tick = 0
 
     # ------------------------------------------------------------------------------------------------ tick
-    def step(self, t: float, plan, sensed) -> np.ndarray:
-        """One control tick at host time ``t`` (recorded only): returns the joint command (n,)."""
+    def step(self, t: float, plan, sensed, dt: Optional[float] = None) -> np.ndarray:
+        """One control tick at host time ``t`` (recorded only) of length ``dt`` (default ``period_s``): returns the
+        joint command (n,)."""
+        dt = self.period_s if dt is None else dt
         if not self.started:
             raise TrackerError("step() before start()")
         T = self.end_time(plan)
@@ -179,10 +181,10 @@ class CrawlTracker:
         self.since_solve += 1
         a = min(1.0, self.since_solve / self.n_per_solve)
         q_des = (1 - a) * self.q_prev + a * self.q_next
-        q_cmd = self.servo_sag.command(q_des, sensed.q, self.period_s)
+        q_cmd = self.servo_sag.command(q_des, sensed.q, dt)
         self.tick += 1
         if not self.hold:
-            self.t_plan += self.period_s
+            self.t_plan += dt
         return q_cmd
 
     def _solve(self, plan, sensed, T: float) -> None:
