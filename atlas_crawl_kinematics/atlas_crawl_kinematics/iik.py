@@ -36,12 +36,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
+from atlas_description import CONTACT_FRAMES
+
 from . import iik_fast
 from .model import Kinematics, RobotModel
 from .pinv import THESIS_C_INV, inverse_mass_weights
-from .robot_source import CONTACT_FRAMES
 
 __all__ = ["IIKParams", "IIKSolver", "IIKResult", "IIKStatus", "InvalidTargetError", "four_point_stance"]
+
+
+#: physical input bounds, checked before either backend runs (issue 11: a target of ±1.8e308 made the compiled
+#: kernel return NaN with status CONVERGED): coordinates within ±MAX_COORD_M, task weights in [MIN_WEIGHT, MAX_WEIGHT]
+MAX_COORD_M = 1.0e3
+MIN_WEIGHT, MAX_WEIGHT = 1.0e-6, 1.0e6
 
 
 class InvalidTargetError(ValueError):
@@ -156,6 +163,12 @@ def _finite(x: ArrayLike, shape: tuple[int, ...] | None, what: str) -> NDArray[n
         if np.all(np.isfinite(a)):  # only a float overflow of the sum: values are finite
             return a
         raise InvalidTargetError(f"{what} contains NaN/inf: refused (nothing changed)")
+    return a
+
+
+def _bounded(a: NDArray[np.float64], what: str) -> NDArray[np.float64]:
+    if a.size and float(np.max(np.abs(a))) > MAX_COORD_M:
+        raise InvalidTargetError(f"{what} beyond ±{MAX_COORD_M:g} m (not a physical target): refused")
     return a
 
 
@@ -275,13 +288,15 @@ class IIKSolver:
         q = _finite(q0, (nj,), "q0")
         q = np.minimum(np.maximum(q, m.lower), m.upper)
         nk = len(self.frames)
-        x_star = _finite(targets, (nk, 3), "targets")
+        x_star = _bounded(_finite(targets, (nk, 3), "targets"), "targets")
         if weights is None:
             w_task = None
         else:
             w_task = _finite(weights, (nk,), "weights")
             if not (w_task > 0).all():
                 raise InvalidTargetError("task weights must be > 0")
+            if not ((w_task >= MIN_WEIGHT) & (w_task <= MAX_WEIGHT)).all():
+                raise InvalidTargetError(f"task weights must lie in [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]: refused")
         ori = {}
         for f, R in (orientations or {}).items():
             if f not in self.frames and f not in m.frame_names:
@@ -290,13 +305,13 @@ class IIKSolver:
             if not np.allclose(Rm.T @ Rm, np.eye(3), atol=1e-6):
                 raise InvalidTargetError(f"orientation target of {f} is not a rotation matrix")
             ori[f] = Rm
-        c_star = None if com_target is None else _finite(com_target, (3,), "com_target")
+        c_star = None if com_target is None else _bounded(_finite(com_target, (3,), "com_target"), "com_target")
         u, u1, u2 = self._up_basis(up)
         floating = self.mode == "floating"
         if floating:
             if base_pos is None or base_rot is None:
                 raise InvalidTargetError("floating mode needs base_pos and base_rot")
-            bp = _finite(base_pos, (3,), "base_pos").copy()
+            bp = _bounded(_finite(base_pos, (3,), "base_pos"), "base_pos").copy()
             bR = _finite(base_rot, (3, 3), "base_rot").copy()
         else:
             bp, bR = np.zeros(3), np.eye(3)
@@ -430,6 +445,13 @@ class IIKSolver:
             self._fast, q, x_star, c_row, c_star, basis, self._frame_idx, root, self._w_inv_int, self._home_int,
             self.params)
         status = (IIKStatus.CONVERGED, IIKStatus.NO_PROGRESS, IIKStatus.MAX_ITERATIONS)[st]
+        if not (np.all(np.isfinite(qb)) and np.all(qb >= m.lower) and np.all(qb <= m.upper)
+                and math.isfinite(pos_err)):
+            # output guard: never report a non-finite or out-of-limit configuration (let alone as CONVERGED)
+            x = self._points(m.forward(q, check=False), np.zeros(3), np.eye(3))
+            err = float(np.max(np.linalg.norm(x - x_star, axis=1)))
+            return IIKResult(q=q.copy(), status=IIKStatus.NO_PROGRESS, error_m=err, iterations=int(it),
+                             errors=[err], com_error_m=0.0)
         return IIKResult(q=qb, status=status, error_m=float(pos_err), iterations=int(it), errors=errors,
                          com_error_m=float(com_err))
 
