@@ -34,7 +34,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
+from atlas_description import CONTACT_FRAMES, model_urdf
 
 __all__ = ["NOTES_JOINTS", "TORSO_FRAME", "SwayResult", "sway", "sway_table", "rotvec", "expmap"]
 
@@ -220,27 +221,19 @@ def sway(model: RobotModel, q0: NDArray, base_pos: NDArray, base_rot: NDArray, d
                       np.array(bp_list), np.array(bR_list), res_max, locked)
 
 
-def _quat_R(w: float, x: float, y: float, z: float) -> NDArray:
-    n = np.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def stance_from_keyframe(model: RobotModel, path: str | None = None) -> tuple[NDArray, NDArray]:
     """(q, world←pelvis rotation) of the crawl stance: the pinned :data:`CRAWL_STANCE_JOINTS` (default) or the first
     key-frame of the gait YAML at ``path`` (its ``start_quat_wxyz`` for the pelvis)."""
     if path is None:
         q = np.array([CRAWL_STANCE_JOINTS[n] for n in model.joint_names])
-        return model.clip_to_limits(q), _quat_R(*CRAWL_STANCE_QUAT_WXYZ)
+        return model.clip_to_limits(q), quat_wxyz_to_R(CRAWL_STANCE_QUAT_WXYZ)
     import yaml
 
     with open(path) as f:
         doc = yaml.safe_load(f)
     kf = doc["keyframes"][0]["joints"]
     q = np.array([float(kf[n]) for n in model.joint_names])
-    return model.clip_to_limits(q), _quat_R(*(float(v) for v in doc["start_quat_wxyz"]))
+    return model.clip_to_limits(q), quat_wxyz_to_R([float(v) for v in doc["start_quat_wxyz"]])
 
 
 def sway_table(model: RobotModel, q0: NDArray, base_rot: NDArray, step_m: float = 0.005,
@@ -272,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="gait YAML whose first key-frame is the stance (default: the pinned CRAWL_STANCE_JOINTS)")
     ap.add_argument("--step", type=float, default=0.005, help="translation increment (m); yaw uses 1 deg")
     a = ap.parse_args(argv)
-    model = RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))
+    model = RobotModel.from_urdf_string(model_urdf(sim="mujoco"))
     q0, R0 = stance_from_keyframe(model, a.keyframe)
     rows = sway_table(model, q0, R0, a.step)
     print(format_table(rows))

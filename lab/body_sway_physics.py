@@ -30,26 +30,12 @@ import numpy as np
 
 from body_sway import DIRECTIONS, TORSO_FRAME, _axes, stance_from_keyframe, sway
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+from atlas_crawl_kinematics.rotations import R_to_quat_wxyz, quat_wxyz_to_R
+from atlas_description import model_urdf
 
 from atlas_crawl_mujoco.sim import AtlasSim
 
 __all__ = ["run_sway", "main"]
-
-
-def _quat_wxyz_to_R(qw) -> np.ndarray:
-    w, x, y, z = np.asarray(qw, float) / np.linalg.norm(qw)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def _R_to_quat_wxyz(R) -> np.ndarray:
-    import mujoco
-
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, np.asarray(R, float).reshape(-1))
-    return q
 
 
 def run_sway(model: RobotModel, direction: str, sign: int = 1, joints: str = "notes11", fraction: float = 0.7,
@@ -58,7 +44,7 @@ def run_sway(model: RobotModel, direction: str, sign: int = 1, joints: str = "no
     """One sway in physics; returns a dict of measurements (see module docstring)."""
     if q_kf is None:
         q_kf, R_kf = stance_from_keyframe(model)
-        quat_kf = _R_to_quat_wxyz(R_kf)
+        quat_kf = R_to_quat_wxyz(R_kf)
     sim = AtlasSim()
     sim.reset(np.asarray(q_kf), base_quat_wxyz=tuple(quat_kf))
     dt = sim.dt
@@ -66,7 +52,7 @@ def run_sway(model: RobotModel, direction: str, sign: int = 1, joints: str = "no
     ctrl0 = sim.joint_targets()
     q_set = model.clip_to_limits(sim.joint_q())
     bp, bq = sim.pelvis_pose()
-    bR = _quat_wxyz_to_R(bq)
+    bR = quat_wxyz_to_R(bq)
     c0 = sim.contact_site_pos()
     touch0, _ = sim.limb_contacts()
     # kinematic reach from the settled state, then the path up to the amplitude
@@ -128,10 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the markdown table here")
     ap.add_argument("--keyframe", default=None, help="gait YAML whose first key-frame is the stance")
     a = ap.parse_args(argv)
-    model = RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))
+    model = RobotModel.from_urdf_string(model_urdf(sim="mujoco"))
     sets = ("notes11", "full") if a.joints == "both" else (a.joints,)
     q_kf, R_kf = stance_from_keyframe(model, a.keyframe)
-    kf = {"q_kf": q_kf, "quat_kf": _R_to_quat_wxyz(R_kf)}
+    kf = {"q_kf": q_kf, "quat_kf": R_to_quat_wxyz(R_kf)}
     cases = [(j, d, s) for j in sets for d in DIRECTIONS for s in (1, -1)]
     if a.quick:
         cases = [("notes11", "forward", 1), ("notes11", "yaw", 1)]

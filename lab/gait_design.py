@@ -42,7 +42,7 @@ import mujoco
 import numpy as np
 
 from atlas_crawl_controller.keyframes import GAITS_DIR, mirror_q
-from atlas_crawl_controller.robot_info import JOINT_NAMES, LIMB_NAMES, joint_limits
+from atlas_description import JOINT_NAMES, LIMB_NAMES, joint_limits
 
 from atlas_crawl_mujoco.kin import WholeBodyIK, _rot_err, support_margin
 from atlas_crawl_mujoco.sim import AtlasSim

@@ -29,7 +29,7 @@ import numpy as np
 from atlas_crawl_kinematics import iik_fast
 from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, four_point_stance
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES, model_urdf
 
 TOL_M = 0.005
 
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="cProfile the numpy path on 100 targets and exit")
     a = ap.parse_args(argv)
     n = 100 if a.quick else a.targets
-    urdf = atlas_urdf_string(sim="mujoco")
+    urdf = model_urdf(sim="mujoco")
     model = RobotModel.from_urdf_string(urdf)
     home, targets = make_targets(model, n)
     if a.profile:

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, four_point_stance
 from atlas_crawl_kinematics.model import RobotModel
 from atlas_crawl_kinematics.pinv import inverse_mass_weights
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES, model_urdf
 
 __all__ = [
     "crucify_pose",
@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    model = RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))
+    model = RobotModel.from_urdf_string(model_urdf(sim="mujoco"))
     reps = 2 if a.quick else 10
     t0 = time.time()
     reg = regularisation_sweep(model)

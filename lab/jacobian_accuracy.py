@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES, model_urdf
 
 #: Thesis Table 4.4 (End-Effector Jacobian Accuracy Statistics, §4.2.2):
 #: loop rate Hz -> (mean error m, final error m, task error rate, joint error rate m/rad)
@@ -85,7 +85,7 @@ def _build_mujoco(own: bool):
             print(f"(atlas_crawl_mujoco unavailable: {type(exc).__name__}: {exc}; building the model here)")
     from atlas_crawl_mujoco.mj_oracle import ensure_mujoco_tag
 
-    urdf = ensure_mujoco_tag(atlas_urdf_string(sim="mujoco"))
+    urdf = ensure_mujoco_tag(model_urdf(sim="mujoco"))
     spec = mujoco.MjSpec.from_string(urdf)
     spec.option.timestep = 1.0 / PHYSICS_HZ
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST

@@ -60,7 +60,7 @@ import tempfile
 
 import numpy as np
 
-from atlas_crawl_controller.robot_info import LIMB_NAMES
+from atlas_description import LIMB_NAMES
 
 from gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
 from search_gait import BOUNDS
@@ -111,7 +111,7 @@ def _kf2(d, name, qpos, contacts, stance, dur, err, support_xy=None):
     margin and static torques): margin = signed distance of the CoM to the support polygon (two contacts: minus the
     distance to the support segment's line), static torques from the min-norm least-squares contact forces."""
     import mujoco
-    from atlas_crawl_controller.robot_info import LIMB_NAMES
+    from atlas_description import LIMB_NAMES
     com = d.com(qpos)[:2]
     sup = contacts[stance, :2] if support_xy is None else support_xy
     if len(sup) == 2:
@@ -290,7 +290,7 @@ def measure(path, loop="part", cycles=4, seed=0, noise_rad=0.0, time_scale=1.0):
         n = max(1, len(starts) - 1)
         dhs = [abs((hb - ha + math.pi) % (2 * math.pi) - math.pi) for (_ca, ha), (_cb, hb) in zip(starts[:-1], starts[1:])]
         j = int(np.argmax(max_sat))
-        from atlas_crawl_controller.robot_info import JOINT_NAMES
+        from atlas_description import JOINT_NAMES
         return dict(loop=loop, cycles=n, time_s=T, along_m=float(d @ u), v_mps=float(np.linalg.norm(d)) / T,
                     v_along_mps=float(d @ u) / T, dist_per_cycle_m=float(np.linalg.norm(d)) / n,
                     drift_m=float(np.mean(drifts)), turn_deg=math.degrees(hu) / n,
@@ -350,7 +350,7 @@ def trim_script(src, offsets, out, stance_s=None):
     """Write ``src`` with every key-frame after the first given explicit joints (mirrors expanded) plus ``offsets``
     {joint: rad}; ``stance_s`` sets the first key-frame's duration. Header lines and top-level fields are kept."""
     from atlas_crawl_controller.keyframes import load_script
-    from atlas_crawl_controller.robot_info import JOINT_NAMES
+    from atlas_description import JOINT_NAMES
     txt = open(src).read()
     sc = load_script(src)
     bad = [n for n in offsets if n not in JOINT_NAMES]

@@ -71,7 +71,7 @@ def com_errors(designer, kfs, log):
     The planned CoM is expressed in barycentric coordinates of its planned tripod (sphere centres of the
     key-frame's IK pose) and mapped onto the *measured* contact positions, so contact slip is not counted as CoM
     error. Sampled at the end of the shift (lift start) and the end of the lift."""
-    from atlas_crawl_controller.robot_info import LIMB_NAMES
+    from atlas_description import LIMB_NAMES
     ki, cyc, C, P = log["keyframe_index"], log["cycle_index"], log["com_pos_m"], log["contact_pos_m"]
     errs = {}
     for i, k in enumerate(kfs):

@@ -48,7 +48,7 @@ def play(script, cycles=12, seed=0, noise_rad=0.01, settle_s=2.5, log_path=None)
     """One thesis-protocol turning trial of ``script`` (KeyframeScript), full loop. Returns a dict of the
     evaluation's turning metrics + fell + max continuous effort-saturation time (s) and its joint."""
     from atlas_crawl_controller.player import KeyframePlayer
-    from atlas_crawl_controller.robot_info import JOINT_NAMES
+    from atlas_description import JOINT_NAMES
     from atlas_crawl_eval import metrics
     from atlas_crawl_eval.trial_log import TrialLog
 

@@ -12,7 +12,6 @@ file uses :func:`start_state` so both simulators start from the same pose:
 """
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from typing import Dict, Tuple
@@ -24,14 +23,8 @@ __all__ = ["start_state", "quat_wxyz_to_rpy", "write_initial_positions"]
 
 def quat_wxyz_to_rpy(q) -> Tuple[float, float, float]:
     """ZYX Euler angles (roll, pitch, yaw) of a unit quaternion (w, x, y, z) — what ``create -R -P -Y`` expects."""
-    w, x, y, z = (float(v) for v in q)
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if not n > 0.0:
-        raise ValueError(f"not a quaternion: {q!r}")
-    w, x, y, z = w / n, x / n, y / n, z / n
-    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
-    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
-    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    from atlas_crawl_kinematics.rotations import quat_wxyz_to_rpy as rpy
+    roll, pitch, yaw = (float(v) for v in rpy(q))
     return roll, pitch, yaw
 
 
@@ -39,7 +32,7 @@ def start_state(initial_pose: str = "crawl_forward", fallback_z_m: float = 0.7,
                 clearance_m: float = 0.01) -> Tuple[Dict[str, float], Tuple[float, float, float, float], float]:
     """(joint angles by name, pelvis quaternion wxyz, pelvis spawn height [m]) of ``initial_pose``."""
     from atlas_crawl_controller.keyframes import NAMED_POSES, load_script, named_pose
-    from atlas_crawl_controller.robot_info import JOINT_NAMES
+    from atlas_description import JOINT_NAMES
     if initial_pose in NAMED_POSES:
         q, quat = named_pose(initial_pose)
     else:

@@ -28,8 +28,9 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from atlas_description import JOINT_INDEX, LIMB_NAMES
+
 from .parameters import ParamValues, load_parameter_file
-from .robot_info import JOINT_INDEX, LIMB_NAMES
 
 __all__ = [
     "METHODS",

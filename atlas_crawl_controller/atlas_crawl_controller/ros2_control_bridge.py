@@ -35,9 +35,10 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from atlas_description import JOINT_NAMES
+
 from .controller_core import CrawlControllerCore, Reference
 from .controller_core import parameter_set as controller_parameter_set
-from .robot_info import JOINT_NAMES
 
 __all__ = ["Ros2ControlBridge", "STATUS_FIELDS", "RC_COMMAND", "RC_STATUS_CHANGED", "RC_EXCEPTION", "RC_NONFINITE"]
 

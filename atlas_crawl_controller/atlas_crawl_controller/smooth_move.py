@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .robot_info import JOINT_INDEX, JOINT_NAMES, joint_limits
+from atlas_description import JOINT_INDEX, JOINT_NAMES, joint_limits
 
 MIN_JERK_PEAK_SPEED = 1.875  # max of ds/dτ for the quintic min-jerk law
 

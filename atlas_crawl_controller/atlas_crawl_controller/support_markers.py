@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import numpy as np
+from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 
-from .cartesian import quat_xyzw_to_R
 from .parameters import ParameterError, ParamValues, load_parameter_file
 
 PARAMETER_FILE = "support_markers_parameters.yaml"

@@ -5,7 +5,7 @@ import pytest
 from atlas_crawl_controller.contact_inference import (ContactInference, EffortEstimator, HeightEstimator,
                                                       VelocityEstimator, default_parameters, precision_recall,
                                                       support_from_contacts)
-from atlas_crawl_controller.robot_info import JOINT_INDEX
+from atlas_description import JOINT_INDEX
 
 DT = 0.01
 

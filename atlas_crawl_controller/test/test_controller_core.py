@@ -4,7 +4,7 @@ import pytest
 
 from atlas_crawl_controller.controller_core import CrawlControllerCore, Mode, Reference, State
 from atlas_crawl_controller.parameters import ParameterError
-from atlas_crawl_controller.robot_info import JOINT_NAMES, joint_limits
+from atlas_description import JOINT_NAMES, joint_limits
 
 LO, HI, _, _ = joint_limits()
 MID = 0.5 * (np.asarray(LO) + np.asarray(HI))

@@ -8,7 +8,7 @@ import yaml
 from atlas_crawl_controller.keyframes import (KeyframeScriptError, list_gaits, load_script, mirror_q,
                                               parse_script)
 from atlas_crawl_controller.player import KeyframePlayer
-from atlas_crawl_controller.robot_info import JOINT_INDEX
+from atlas_description import JOINT_INDEX
 
 
 def script(joints, duration=1.0):

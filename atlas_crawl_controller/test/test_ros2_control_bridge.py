@@ -10,7 +10,7 @@ import yaml
 from atlas_crawl_controller import ros2_control_bridge as rb
 from atlas_crawl_controller.controller_core import State
 from atlas_crawl_controller.parameters import ParameterError, config_path
-from atlas_crawl_controller.robot_info import JOINT_NAMES, joint_limits
+from atlas_description import JOINT_NAMES, joint_limits
 
 DT = 0.004
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from atlas_crawl_controller.robot_info import JOINT_INDEX, joint_limits
+from atlas_description import JOINT_INDEX, joint_limits
 from atlas_crawl_controller.smooth_move import SmoothMove, min_jerk
 
 LO, HI, VEL, _ = joint_limits()

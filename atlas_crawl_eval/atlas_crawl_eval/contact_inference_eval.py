@@ -23,7 +23,7 @@ from atlas_crawl_controller.controller_core import CrawlControllerCore
 from atlas_crawl_controller.gait_sequencer import GaitSequencer, MotionGoal
 from atlas_crawl_controller.gait_sequencer import parameter_set as seq_params
 from atlas_crawl_controller.keyframes import load_script
-from atlas_crawl_controller.robot_info import LIMB_NAMES
+from atlas_description import LIMB_NAMES
 from atlas_crawl_mujoco.sim import AtlasSim
 
 

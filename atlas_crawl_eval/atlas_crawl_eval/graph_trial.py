@@ -110,9 +110,9 @@ def _sort_dedupe(t: np.ndarray) -> np.ndarray:
 def default_model(sim: str = "none"):
     """Our kinematic model (atlas_crawl_kinematics) of atlas_description's URDF, team joint order."""
     from atlas_crawl_kinematics.model import RobotModel
-    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+    from atlas_description import model_urdf
     from atlas_description import JOINT_NAMES
-    m = RobotModel.from_urdf_string(atlas_urdf_string(sim))
+    m = RobotModel.from_urdf_string(model_urdf(sim))
     if tuple(m.joint_names) != tuple(JOINT_NAMES):
         raise GraphTrialError(f"kinematic model joint order {m.joint_names} is not atlas_description.JOINT_NAMES")
     return m

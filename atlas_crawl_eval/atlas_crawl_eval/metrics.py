@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy.ndimage import convolve1d
 
+from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
+
 from . import _support
 from .trial_log import LIMB_NAMES, TrialLog
 
@@ -70,24 +72,6 @@ def smooth(x, sigma: float = SIGMA_SAMPLES, half_window: int = HALF_WINDOW_SAMPL
 
 
 # ------------------------------------------------------------------------------------------------ geometry
-def quat_wxyz_to_matrix(q) -> np.ndarray:
-    """(..., 4) unit quaternions (w, x, y, z) -> (..., 3, 3) rotation matrices (body -> world)."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    r = np.empty(q.shape[:-1] + (3, 3))
-    r[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    r[..., 0, 1] = 2 * (x * y - w * z)
-    r[..., 0, 2] = 2 * (x * z + w * y)
-    r[..., 1, 0] = 2 * (x * y + w * z)
-    r[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    r[..., 1, 2] = 2 * (y * z - w * x)
-    r[..., 2, 0] = 2 * (x * z - w * y)
-    r[..., 2, 1] = 2 * (y * z + w * x)
-    r[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return r
-
-
 def raw_heading_rad(log: TrialLog, source: str = "pelvis_z") -> np.ndarray:
     """Unwrapped, unsmoothed heading (rad, CCW from world x), thesis §4.1.2-4.1.3.
 
@@ -97,7 +81,7 @@ def raw_heading_rad(log: TrialLog, source: str = "pelvis_z") -> np.ndarray:
     limbs: horizontal direction from the knee midpoint (LK, RK) to the wrist midpoint (LW, RW).
     """
     if source in ("pelvis_z", "pelvis_x"):
-        rot = quat_wxyz_to_matrix(log.pelvis_quat_wxyz)
+        rot = quat_wxyz_to_R(log.pelvis_quat_wxyz)
         ax = 2 if source == "pelvis_z" else 0
         f = rot[:, :2, ax]
         alt = rot[:, :2, 2 - ax]
@@ -466,7 +450,7 @@ def roll_success(log: TrialLog, last_s: float = 0.5, min_up: float = np.cos(np.r
     """Roll to back (thesis §4.1.1) succeeded: over the last ``last_s`` the pelvis front (+x) axis points up by
     more than 45° (mean world-z component ≥ cos 45°), i.e. Atlas lies on its back, and it was not flagged fallen."""
     sel = log.time_s >= log.time_s[-1] - last_s
-    up = quat_wxyz_to_matrix(log.pelvis_quat_wxyz[sel])[:, 2, 0]
+    up = quat_wxyz_to_R(log.pelvis_quat_wxyz[sel])[:, 2, 0]
     return bool(np.mean(up) >= min_up and not log.meta_fell)
 
 

@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from atlas_crawl_kinematics.rotations import quat_wxyz_to_R  # noqa: E402
 
 from . import _support, metrics  # noqa: E402
 from .trial_log import LIMB_NAMES, TrialLog  # noqa: E402
@@ -52,7 +53,7 @@ def com_path(logs: list[TrialLog], path, heading_source="pelvis_z", title="") ->
 
 def pelvis_frame_points(log: TrialLog, pts_world) -> np.ndarray:
     """(N, k, 3) world points -> pelvis frame coordinates (N, k, 3)."""
-    rot = metrics.quat_wxyz_to_matrix(log.pelvis_quat_wxyz)
+    rot = quat_wxyz_to_R(log.pelvis_quat_wxyz)
     rel = np.asarray(pts_world) - log.pelvis_pos_m[:, None, :]
     return np.einsum("nji,nkj->nki", rot, rel)
 
@@ -102,7 +103,7 @@ def support_polygons(log: TrialLog, path, forward_axis="z", cycle=1, title="") -
     cols = min(n, 4)
     rows = int(np.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.6 * rows), squeeze=False)
-    rot_all = metrics.quat_wxyz_to_matrix(log.pelvis_quat_wxyz)
+    rot_all = quat_wxyz_to_R(log.pelvis_quat_wxyz)
     for a, k in enumerate(kfs):
         ax = axes.flat[a]
         sel = idx[log.keyframe_index[idx] == k]

@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from atlas_crawl_kinematics.rotations import quat_mul_wxyz
+
 from .trial_log import N_GROUND_POINTS, N_JOINTS, TrialLog
 
 # limb offsets in the heading frame (forward, left), metres: LW, RW, LK, RK
 LIMB_OFFSETS = np.array([[0.35, 0.25], [0.35, -0.25], [-0.35, 0.20], [-0.35, -0.20]])
 SWING_ORDER = (0, 3, 1, 2)  # thesis §4.1.3 tripod order: left arm, right leg, right arm, left leg
-
-
-def quat_mul(a, b):
-    aw, ax, ay, az = np.moveaxis(np.asarray(a, float), -1, 0)
-    bw, bx, by, bz = np.moveaxis(np.asarray(b, float), -1, 0)
-    return np.stack([
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    ], axis=-1)
 
 
 def crawl_quat(yaw_rad, pitch_rad=1.2):
@@ -28,7 +19,7 @@ def crawl_quat(yaw_rad, pitch_rad=1.2):
     yaw = np.asarray(yaw_rad, dtype=float)
     qz = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], axis=-1)
     qy = np.array([np.cos(pitch_rad / 2), 0.0, np.sin(pitch_rad / 2), 0.0])
-    return quat_mul(qz, np.broadcast_to(qy, qz.shape))
+    return quat_mul_wxyz(qz, np.broadcast_to(qy, qz.shape))
 
 
 def make_log(com_xy, yaw_rad, cycle_index, dt_s=0.01, pitch_rad=1.2, com_z_m=0.55, keyframes_per_cycle=4,

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from atlas_description import CONTACT_FRAMES
+
 from .cartesian_gait import margin_point
 from .iik import IIKParams, IIKResult, IIKSolver, InvalidTargetError
 from .model import RobotModel
-from .robot_source import CONTACT_FRAMES
 from .support import stability_margin, support_polygon
 
 __all__ = ["CoMModulatedIIK", "ModulationResult", "ROOT_CHOICES", "DIAGONAL", "support_centroid"]

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .robot_source import TEAM_JOINT_NAMES
+from atlas_description import JOINT_NAMES
+
 from .urdf import MOVABLE_TYPES, UrdfError, parse_urdf
 
 __all__ = ["RobotModel", "Kinematics", "KinematicsInputError", "skew"]
@@ -91,7 +92,7 @@ class RobotModel:
         movable = [j for j in joints.values() if j.type in MOVABLE_TYPES]
         movable_names = [j.name for j in movable]
         if joint_names is None:
-            joint_names = TEAM_JOINT_NAMES if set(movable_names) == set(TEAM_JOINT_NAMES) else movable_names
+            joint_names = JOINT_NAMES if set(movable_names) == set(JOINT_NAMES) else movable_names
         joint_names = tuple(joint_names)
         if sorted(joint_names) != sorted(movable_names) or len(set(joint_names)) != len(joint_names):
             raise UrdfError(f"joint_names must be a permutation of the URDF's movable joints {movable_names}")

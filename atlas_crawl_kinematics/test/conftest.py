@@ -3,12 +3,12 @@ import os
 import pytest
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+from atlas_description import model_urdf
 
 
 @pytest.fixture(scope="session")
 def urdf() -> str:
-    return atlas_urdf_string(sim="mujoco")
+    return model_urdf(sim="mujoco")
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, IIKStatus, InvalidTargetError, four_point_stance
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from atlas_crawl_kinematics import iik_fast
 from atlas_crawl_kinematics.iik import IIKParams, IIKSolver, InvalidTargetError, four_point_stance
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 
 pytestmark = pytest.mark.skipif(not iik_fast.HAVE_NUMBA, reason="numba not installed (numpy path only)")
 

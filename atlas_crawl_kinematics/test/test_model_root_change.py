@@ -5,7 +5,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from atlas_crawl_kinematics.model import KinematicsInputError
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 
 H = 1e-6
 FD_TOL = 1e-7  # central differences: O(h^2) truncation + O(eps/h) rounding

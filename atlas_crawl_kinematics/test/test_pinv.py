@@ -9,7 +9,7 @@ from atlas_crawl_kinematics.pinv import (
     weighted_pinv_apply,
     weighted_pinv_primal,
 )
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 
 
 def test_inverse_mass_weights_sum_to_one_and_order(model):

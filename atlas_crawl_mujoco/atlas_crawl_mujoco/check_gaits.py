@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from atlas_crawl_controller.keyframes import list_gaits, load_script
-from atlas_crawl_controller.robot_info import LIMB_NAMES
+from atlas_description import LIMB_NAMES
 
 from .kin import WholeBodyIK, place_on_ground, support_margin
 from .model import build_model

@@ -14,7 +14,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from atlas_crawl_controller.robot_info import JOINT_NAMES
+from atlas_description import JOINT_NAMES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 
 from .model import LIMB_BODIES, ModelMap

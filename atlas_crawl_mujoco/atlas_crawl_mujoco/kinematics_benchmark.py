@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES, model_urdf
 
 from .mj_oracle import MjOracle
 
@@ -48,7 +48,7 @@ def _time(fn, Q: np.ndarray, repeats: int) -> dict[str, float]:
 
 
 def run(n_configs: int = 1000, repeats: int = 5, seed: int = 0) -> dict[str, dict[str, float]]:
-    urdf = atlas_urdf_string(sim="mujoco")
+    urdf = model_urdf(sim="mujoco")
     model = RobotModel.from_urdf_string(urdf)
     oracle = MjOracle(model, urdf)
     Q = model.random_configurations(n_configs, seed)

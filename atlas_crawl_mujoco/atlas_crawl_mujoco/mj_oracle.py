@@ -11,9 +11,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import mujoco_compiler_tag
 
-__all__ = ["MjOracle", "ensure_mujoco_tag"]
+__all__ = ["MjOracle", "ensure_mujoco_tag", "mujoco_compiler_tag"]
+
+
+def mujoco_compiler_tag() -> str:
+    """The ``<mujoco>`` extension that keeps fixed frames as bodies when MuJoCo compiles the URDF."""
+    return '<mujoco><compiler fusestatic="false" discardvisual="true" balanceinertia="false"/></mujoco>'
 
 
 def ensure_mujoco_tag(urdf: str) -> str:

@@ -40,12 +40,12 @@ from atlas_crawl_controller import contact_inference as ci
 from atlas_crawl_controller.controller_core import CrawlControllerCore, State
 from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
-from atlas_crawl_controller.cartesian import quat_xyzw_to_R
 from atlas_crawl_controller.parameters import ParameterSet, config_path, declare_ros_parameters, load_parameter_file
-from atlas_crawl_controller.robot_info import JOINT_NAMES
+from atlas_description import JOINT_NAMES
 from atlas_crawl_controller.nodes import topics
 from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
 from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
+from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
 
 from .params import default_param_file
 from .run_gait import start_state
@@ -295,7 +295,7 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         od.child_frame_id = topics.PELVIS_FRAME
         od.pose.pose = ps.pose
         v_w, w_w = self.sim.pelvis_twist()
-        R = _quat_wxyz_to_R(q)
+        R = quat_wxyz_to_R(q)
         v_b, w_b = R.T @ v_w, R.T @ w_w       # REP 105: odometry twist in the child frame
         od.twist.twist.linear.x, od.twist.twist.linear.y, od.twist.twist.linear.z = (float(v) for v in v_b)
         od.twist.twist.angular.x, od.twist.twist.angular.y, od.twist.twist.angular.z = (float(v) for v in w_b)
@@ -342,11 +342,6 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=2.0)
         return super().destroy_node()
-
-
-def _quat_wxyz_to_R(q) -> np.ndarray:
-    w, x, y, z = q
-    return quat_xyzw_to_R((x, y, z, w))
 
 
 def _physics_parameter_set() -> Optional[ParameterSet]:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, TEAM_JOINT_NAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES, JOINT_NAMES, model_urdf
 from atlas_crawl_mujoco.mj_oracle import MjOracle
 
 N_CONFIGS = 1000
@@ -14,7 +14,7 @@ JAC_TOL = 1e-8
 
 @pytest.fixture(scope="module")
 def urdf() -> str:
-    return atlas_urdf_string(sim="mujoco")
+    return model_urdf(sim="mujoco")
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def oracle(model, urdf):
 
 
 def test_model_structure(model):
-    assert model.joint_names == TEAM_JOINT_NAMES
+    assert model.joint_names == JOINT_NAMES
     assert model.n_joints == 28
     for f in CONTACT_FRAMES:
         model.frame_index(f)

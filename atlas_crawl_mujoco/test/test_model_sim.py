@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from atlas_crawl_controller.robot_info import JOINT_NAMES, urdf_source
+from atlas_description import JOINT_NAMES, model_urdf
 from atlas_crawl_mujoco.logger import LOG_KEYS, META_KEYS
 from atlas_crawl_mujoco.model import ModelMap, build_model
 from atlas_crawl_mujoco.params import load_params
@@ -26,7 +26,7 @@ def test_model_from_description(model):
         assert model.actuator(a).name == n
         assert model.actuator_trnid[a, 0] == model.joint(n).id
     # expected mass: sum of the URDF <mass> values
-    urdf_mass = sum(float(v) for v in re.findall(r'<mass value="([^"]+)"', urdf_source()))
+    urdf_mass = sum(float(v) for v in re.findall(r'<mass value="([^"]+)"', model_urdf()))
     assert model.body_subtreemass[0] == pytest.approx(urdf_mass, rel=1e-6)
     assert 85.0 < urdf_mass < 95.0
     assert model.opt.timestep == pytest.approx(0.001)

@@ -11,6 +11,11 @@ Public API (team contract, notes/conventions.md):
 * :data:`CONTACT_FRAMES` -- ``("l_wrist_contact", "r_wrist_contact", "l_knee_contact", "r_knee_contact")``
   (limb order LW, RW, LK, RK).
 * :data:`SOLE_FRAMES` -- ``("l_sole", "r_sole")``.
+* :data:`LIMB_NAMES` -- ``("LW", "RW", "LK", "RK")``, the limbs of :data:`CONTACT_FRAMES` in the same order.
+* :data:`JOINT_INDEX` -- joint name -> index in :data:`JOINT_NAMES`.
+* :func:`joint_limits` -- (lower, upper, velocity, effort) arrays in team order, from ``config/joint_limits.yaml``
+  (the file the xacro takes its ``<limit>`` tags from).
+* :func:`model_urdf` -- :func:`urdf_string` for a simulator, cached: the URDF the kinematic model and MuJoCo use.
 * :func:`xacro_path` -- absolute path of ``urdf/atlas.urdf.xacro`` (installed share dir or source tree).
 * :func:`urdf_string` -- the expanded URDF as a string (PyPI ``xacro``).
 
@@ -18,6 +23,7 @@ No ROS import is needed: ``ament_index_python`` is used only if importable.
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -25,12 +31,16 @@ __all__ = [
     "JOINT_NAMES",
     "CONTACT_FRAMES",
     "SOLE_FRAMES",
+    "LIMB_NAMES",
+    "JOINT_INDEX",
     "SIM_CHOICES",
     "PACKAGE_NAME",
     "share_dir",
     "xacro_path",
     "config_path",
     "urdf_string",
+    "model_urdf",
+    "joint_limits",
 ]
 
 PACKAGE_NAME = "atlas_description"
@@ -49,6 +59,9 @@ CONTACT_FRAMES: tuple[str, ...] = ("l_wrist_contact", "r_wrist_contact", "l_knee
 CONTACT_FRAME_PARENTS: tuple[str, ...] = ("l_hand", "r_hand", "l_lleg", "r_lleg")
 SOLE_FRAMES: tuple[str, ...] = ("l_sole", "r_sole")
 SOLE_FRAME_PARENTS: tuple[str, ...] = ("l_foot", "r_foot")
+#: Limb names of the contact frames (same order as CONTACT_FRAMES).
+LIMB_NAMES: tuple[str, ...] = ("LW", "RW", "LK", "RK")
+JOINT_INDEX: dict[str, int] = {n: i for i, n in enumerate(JOINT_NAMES)}
 
 SIM_CHOICES: tuple[str, ...] = ("none", "gazebo", "mujoco")
 
@@ -153,6 +166,33 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
         mappings[k] = v
     doc = xacro.process_file(xacro_path(), mappings=mappings)
     return doc.toprettyxml(indent="  ")
+
+
+@functools.lru_cache(maxsize=8)
+def model_urdf(sim: str = "mujoco") -> str:
+    """``urdf_string(sim=sim)``, expanded once per ``sim`` (the kinematic model and the simulator build from it)."""
+    return urdf_string(sim=sim)
+
+
+@functools.lru_cache(maxsize=1)
+def joint_limits():
+    """(lower, upper, velocity, effort), four read-only (28,) arrays in team order [rad, rad, rad/s, N m].
+
+    Read from ``config/joint_limits.yaml``, the table the xacro writes the URDF ``<limit>`` tags from.
+    Raises ValueError if a joint of :data:`JOINT_NAMES` is missing from the table.
+    """
+    import numpy as np
+    import yaml
+
+    with open(config_path("joint_limits.yaml")) as f:
+        table = yaml.safe_load(f)["limits"]
+    missing = [n for n in JOINT_NAMES if n not in table]
+    if missing:
+        raise ValueError(f"joint_limits.yaml lacks joints {missing}")
+    out = tuple(np.array([float(table[n][k]) for n in JOINT_NAMES]) for k in ("lower", "upper", "velocity", "effort"))
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def main(argv=None) -> int:

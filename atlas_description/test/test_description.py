@@ -431,3 +431,27 @@ def test_paths_and_console_script(tmp_path, capsys):
 def test_share_dir_override_is_honoured(monkeypatch, tmp_path):
     monkeypatch.setenv("ATLAS_DESCRIPTION_SHARE", str(tmp_path))  # no urdf there: must fall back, not break
     assert Path(ad.xacro_path()).is_file()
+
+
+# ------------------------------------------------------------------------------------ robot facts (issue 10 §3)
+@pytest.mark.parametrize("sim", ad.SIM_CHOICES)
+def test_joint_limits_equal_the_urdf_limit_tags(sim):
+    """joint_limits() (read from config/joint_limits.yaml) is what the expanded URDF says, for every simulator."""
+    lo, hi, vel, eff = ad.joint_limits()
+    js = joints_of(root(sim=sim))
+    for i, n in enumerate(ad.JOINT_NAMES):
+        lim = js[n].find("limit")
+        assert (lo[i], hi[i], vel[i], eff[i]) == tuple(float(lim.get(k)) for k in ("lower", "upper", "velocity",
+                                                                                 "effort")), n
+    assert np.all(lo < hi) and not lo.flags.writeable
+
+
+def test_limb_names_and_joint_index_follow_the_team_order():
+    assert len(ad.LIMB_NAMES) == len(ad.CONTACT_FRAMES) == 4
+    assert [f[:1].upper() + ("W" if "wrist" in f else "K") for f in ad.CONTACT_FRAMES] == list(ad.LIMB_NAMES)
+    assert [ad.JOINT_INDEX[n] for n in ad.JOINT_NAMES] == list(range(28))
+
+
+def test_model_urdf_is_the_cached_expansion():
+    assert ad.model_urdf("mujoco") is ad.model_urdf("mujoco")
+    assert ad.model_urdf("mujoco") == urdf(sim="mujoco")

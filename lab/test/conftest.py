@@ -11,8 +11,8 @@ if str(LAB) not in sys.path:
 
 @pytest.fixture(scope="session")
 def urdf() -> str:
-    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
-    return atlas_urdf_string(sim="mujoco")
+    from atlas_description import model_urdf
+    return model_urdf(sim="mujoco")
 
 
 @pytest.fixture(scope="session")

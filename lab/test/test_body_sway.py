@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from body_sway import NOTES_JOINTS, TORSO_FRAME, expmap, rotvec, stance_from_keyframe, sway
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 
 
 @pytest.fixture(scope="module")

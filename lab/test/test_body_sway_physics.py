@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+from atlas_description import model_urdf
 from body_sway_physics import run_sway
 
 
 @pytest.fixture(scope="module")
 def kin_model():
-    return RobotModel.from_urdf_string(atlas_urdf_string(sim="mujoco"))
+    return RobotModel.from_urdf_string(model_urdf(sim="mujoco"))
 
 
 def test_forward_sway_in_physics_does_not_slip(kin_model):

@@ -13,7 +13,7 @@ from iik_experiments import (
     regularisation_sweep,
     sequence_accuracy,
 )
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES
+from atlas_description import CONTACT_FRAMES
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ import numpy as np
 from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
 from geometry_msgs.msg import Point, Pose
 
+from atlas_description import CONTACT_FRAMES
+
 from ..controller_core import Reference, Status
-from ..robot_info import CONTACT_FRAMES
 
 
 def pose_msg_to_array(p: Pose) -> np.ndarray:
