@@ -51,7 +51,7 @@ def load_ros_params_file(path: str) -> Dict[str, dict]:
                 out[f"{prefix}{k}"] = v
         return out
 
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         data = yaml.safe_load(f) or {}
     return {node.lstrip("/"): flat(body.get("ros__parameters", {})) for node, body in data.items()}
 

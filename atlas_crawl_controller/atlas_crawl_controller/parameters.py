@@ -336,7 +336,7 @@ def config_path(filename: str, package: str = "atlas_crawl_controller", source_d
 def load_parameter_file(path_or_name: str, namespace: Optional[str] = None) -> ParameterSet:
     """Load a gpl YAML (absolute path, or a file name under this package's config/)."""
     path = path_or_name if os.path.isabs(path_or_name) else config_path(path_or_name)
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         data = yaml.safe_load(f)
     return ParameterSet.from_dict(data, namespace)
 
