@@ -146,6 +146,7 @@ def main(argv=None) -> int:
         ok &= stance_ok
 
         # 2..) actions
+        n_falls = len(stack.sim.fall_state()["events"])
         for i, (kind, fields) in enumerate(steps, start=2):
             say(f"\n[{i}/{len(steps) + 1}] {kind}: sending goal {json.dumps(fields)} to /{kind}")
             last = {"t": 0.0}
@@ -169,9 +170,20 @@ def main(argv=None) -> int:
             outcomes.append((kind, r.status, getattr(r.result, "reason", "") if r.result is not None
                              else r.rejection_reason))
             ok &= r.status == "succeeded"
-        fell = stack.sim.sim.fallen()
+            # the simulator's ground-truth fall flag (FallDetector on ground truth): a crawl or turn must not fall;
+            # a roll lies down by design, so for it the end posture is what counts
+            fs = stack.sim.fall_state()
+            new_falls, n_falls = fs["events"][n_falls:], len(fs["events"])
+            say(f"  ground truth: posture {fs['posture']}, "
+                + ("falls: " + "; ".join(f"t={e['onset_t']:.2f} s {e['reason']}" for e in new_falls)
+                   if new_falls else "no fall"))
+            if kind != "roll" and new_falls:
+                ok = False
+                outcomes.append((kind, "FELL", new_falls[0]["reason"]))
+        fs = stack.sim.fall_state()
         say(f"\nend: sim time {stack.sim.sim_time():.2f} s, wall {time.monotonic() - w0:.1f} s, "
-            f"fallen: {fell[0]} {fell[1]}; sequencer counters {stack.sequencer.counters}")
+            f"fallen (crawl definition, ground truth): {fs['fallen']} {fs['reason']}; posture {fs['posture']}; "
+            f"fall events {len(fs['events'])}; sequencer counters {stack.sequencer.counters}")
     finally:
         if rec is not None:
             rec.close()

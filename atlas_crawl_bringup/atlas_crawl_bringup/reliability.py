@@ -42,7 +42,7 @@ def main(argv=None) -> int:
         s = run_random_clients(stack, n_clients=args.clients, sequences=args.sequences, seed=args.seed,
                                result_timeout_s=args.result_timeout, progress=progress)
         s["sim_time_s"] = stack.sim.sim_time()
-        s["fallen"] = stack.sim.sim.fallen()
+        s["fall"] = stack.sim.fall_state()   # ground-truth FallDetector: flag, posture, events
     finally:
         stack.close()
     srv = s["server_counters"]
@@ -56,6 +56,10 @@ def main(argv=None) -> int:
     print(f"  abort reasons: {s.get('abort_reasons', {})}")
     print(f"  scenarios: {s['scenarios']}")
     print(f"  server counters: {srv} (accepted = succeeded + canceled + aborted: {consistent})")
+    fall = s["fall"]
+    print(f"  ground-truth falls: {len(fall['events'])} events"
+          + "".join(f"; t={e['onset_t']:.1f} s {e['reason']}" for e in fall["events"][:5])
+          + f"; at the end: fallen {fall['fallen']} ({fall['reason'] or 'upright'}), posture {fall['posture']}")
     if s["errors"]:
         print(f"  errors: {s['errors']}")
     if args.json:

@@ -38,16 +38,19 @@ import numpy as np
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
 from .controller_core import Mode, Reference
+from . import fall_detector as fd
 from .parameters import ParamValues, load_parameter_file
 from .robot_info import JOINT_NAMES, LIMB_NAMES
 
 __all__ = [
     "PARAMETER_FILE", "parameter_set", "MotionGoal", "Outcome", "TickOutput", "GaitSequencer",
     "validate_crawl", "validate_turn", "validate_roll", "heading_from_quat", "CRAWL", "TURN", "ROLL",
+    "validate_recover", "RECOVER",
 ]
 
 PARAMETER_FILE = "gait_sequencer_parameters.yaml"
 CRAWL, TURN, ROLL = "crawl", "turn", "roll"
+RECOVER = "recover"      # Recover action: back to the crawl stance from wherever the robot lies
 
 # Constants of atlas_crawl_msgs (kept here so the plain class does not import ROS; test_sequencer_node checks they
 # match the generated message classes).
@@ -136,6 +139,7 @@ class MotionGoal:
     method: str = "keyframe"        # keyframe | iik | com_modulated (Cartesian phases, thesis §4.2-4.3)
     direction: int = 1              # +1 forward, -1 backward (Cartesian plan)
     gait: str = "static"            # static (tripod) | diagonal (dynamic pairs, Crawl GAIT_DIAGONAL)
+    roll_to: str = ""               # roll goals: "back" | "belly" (end posture checked at the end)
 
 
 @dataclass
@@ -150,6 +154,10 @@ class Outcome:
     duration_s: float = 0.0
     final_roll_rad: float = 0.0
     support_violations: int = 0     # key-frames that lifted a limb without a confirmed support state
+    initial_posture: str = ""       # recovery: posture before the first stage (fall_detector.classify_posture)
+    final_posture: str = ""         # posture at the end (every goal)
+    final_pelvis_height_m: float = 0.0
+    stages: tuple = ()              # recovery: key-frame scripts played
 
 
 @dataclass
@@ -259,7 +267,18 @@ def validate_roll(goal, p: ParamValues):
             return None, r
     key = f"gaits.roll_{ROLL_SIDES[goal.from_side]}_to_{ROLL_TO[goal.to]}"
     return MotionGoal(kind=ROLL, script=p[key], loop_mode="once", cycles=1, max_cycles=1,
-                      description=f"roll over the {ROLL_SIDES[goal.from_side]} side to the {ROLL_TO[goal.to]}"), ""
+                      description=f"roll over the {ROLL_SIDES[goal.from_side]} side to the {ROLL_TO[goal.to]}",
+                      roll_to=ROLL_TO[goal.to]), ""
+
+
+def validate_recover(goal, p: ParamValues):
+    """Recover goal → (MotionGoal, "") or (None, reason). ``max_stages`` 0 = parameter recover.max_stages."""
+    n = getattr(goal, "max_stages", 0)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0 or n > 50:
+        return None, f"max_stages must be an integer in [0, 50] (0 = recover.max_stages), got {n!r}"
+    n = n or p["recover.max_stages"]
+    return MotionGoal(kind=RECOVER, script="", loop_mode="once", cycles=1, max_cycles=int(n),
+                      description="recover to the crawl stance"), ""
 
 
 @dataclass
@@ -300,6 +319,10 @@ class _Run:
     steps: List[_Step] = field(default_factory=list)
     heading_last_rad: Optional[float] = None   # unwrapping: heading at the previous measurement
     heading_change_rad: float = 0.0            # accumulated (unwrapped) heading change since the goal started
+    then: Optional[MotionGoal] = None          # recovery runs (auto_recover): the goal to start once recovered
+    stages: List[str] = field(default_factory=list)      # recovery runs: scripts played so far
+    postures: List[str] = field(default_factory=list)    # recovery runs: posture estimated before each stage
+    settle_since: Optional[float] = None       # recovery runs: start of the settle wait after a stage
 
 
 class GaitSequencer:
@@ -340,6 +363,10 @@ class GaitSequencer:
         """
         if self._run is not None:
             raise RuntimeError("busy")
+        if goal.kind == RECOVER or (self.params["auto_recover"] and self.needs_recovery(goal, pelvis_pose)):
+            self._run = self._prepare_recover(goal, pelvis_pose)
+            self._run.t_start = float(t)
+            return
         pose0 = np.asarray(pelvis_pose, float).copy()
         if goal.method == "keyframe":
             script = self._load(goal.script)
@@ -409,6 +436,9 @@ class GaitSequencer:
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
         if pelvis_pose is not None:
             self._track_heading(run, pose)   # every tick: keeps the unwrapping increments small
+        fell = self._fall_tick(run, t, pelvis_pose, support, pose)
+        if fell is not None:
+            return fell
         p = self.params
         out = TickOutput()
         # 1) the step in flight
@@ -452,6 +482,11 @@ class GaitSequencer:
             return out
         # 2) next step
         nxt = run.step_idx + 1
+        if nxt >= len(run.steps) and run.goal.kind == RECOVER and not run.cancel:
+            rec = self._recover_tick(run, t, status, support, pose)
+            if rec is not None:
+                return rec
+            nxt = run.step_idx + 1
         if nxt >= len(run.steps):
             if run.cancel:
                 out.outcome = self._finish("canceled", "canceled at the end of the plan; holding", t, pose)
@@ -579,6 +614,7 @@ class GaitSequencer:
 
     def _finish(self, status: str, reason: str, t: float, pose) -> Outcome:
         run = self._run
+        status, reason = self._check_end_posture(run, status, reason, pose)
         m = self._measure(run, np.asarray(pose, float))
         extra = f" ({run.support_violations} key-frames lifted a limb without a confirmed support state)" \
             if run.support_violations else ""
@@ -597,3 +633,182 @@ class GaitSequencer:
             return None
         return {"goal": run.goal, "phase": run.phase, "cycle": run.cycle, "keyframe": run.kf_index,
                 "cancel": run.cancel}
+
+    # ------------------------------------------------------------------ falls: detect, protect, recover
+    # (issue 14 §3; the fall definition is fall_detector.FallDetector, the one the simulator's flag uses)
+    @property
+    def fall_detector(self) -> fd.FallDetector:
+        """The detector fed by :meth:`observe` / :meth:`tick` (follows parameter changes, keeps its state)."""
+        det = getattr(self, "_fall", None)
+        if det is None:
+            det = self._fall = fd.FallDetector(self.params)
+            self._fall_params = self.params
+        elif self._fall_params is not self.params:
+            det.set_params(self.params)
+            self._fall_params = self.params
+        return det
+
+    def observe(self, t: float, pelvis_pose, support=None) -> fd.FallState:
+        """Feed the fall detector one sample (the node calls this every tick while idle; :meth:`tick` does it while
+        a goal runs). ``support``: fresh support state (``in_contact``, ``age_s``) or None."""
+        det = self.fall_detector
+        if pelvis_pose is None:
+            return det.state
+        pose = np.asarray(pelvis_pose, float)
+        if pose.shape != (7,) or not np.all(np.isfinite(pose)):
+            return det.state
+        self._last_pose = pose.copy()
+        ic = None
+        if (self.params["fall.use_estimated_support"] and support is not None
+                and getattr(support, "age_s", 0.0) <= self.params["support_max_age_s"]):
+            ic = np.asarray(support.in_contact, bool)
+        return det.update(t, pose, in_contact=ic)
+
+    def posture_rejection(self, goal: MotionGoal, pelvis_pose=None) -> str:
+        """Why ``goal`` cannot start from the current posture ("" = it can, or the posture is not known yet).
+
+        Crawl/Turn need the crawl stance and no fall flag; a roll to the back is refused while on the back, a roll to
+        the belly while already belly down. Recover goals start from anywhere."""
+        pose = pelvis_pose if pelvis_pose is not None else getattr(self, "_last_pose", None)
+        if pose is None or goal.kind == RECOVER:
+            return ""
+        pose = np.asarray(pose, float)
+        if pose.shape != (7,) or not np.all(np.isfinite(pose)):
+            return ""
+        det = self.fall_detector
+        post = det.posture(pose)
+        roll, _pitch = fd.pelvis_angles(pose)
+        where = f"posture {post}: roll about the spine {roll:+.2f} rad, pelvis height {pose[2]:.2f} m"
+        if goal.kind in (CRAWL, TURN):
+            hint = "send a Recover goal first (or set auto_recover)"
+            if det.state.fallen:
+                return f"robot is down ({where}; fell: {det.state.reason}): {hint}"
+            if post != fd.CRAWL:
+                return f"robot is not in the crawl stance ({where}): {hint}"
+            fell, why = det.check(pose)
+            if fell:
+                return f"robot is down ({where}; {why}): {hint}"
+        elif goal.kind == ROLL:
+            if goal.roll_to == "back" and post == fd.SUPINE:
+                return f"already on the back ({where})"
+            if goal.roll_to == "belly" and post in (fd.CRAWL, fd.PRONE):
+                return f"already belly down ({where})"
+        return ""
+
+    def needs_recovery(self, goal: MotionGoal, pelvis_pose=None) -> bool:
+        return goal.kind in (CRAWL, TURN) and self.posture_rejection(goal, pelvis_pose) != ""
+
+    def _fall_tick(self, run: _Run, t: float, pelvis_pose, support, pose) -> Optional[TickOutput]:
+        """Feed the detector; a fall during a Crawl/Turn aborts it ("fell: <reason>") and sends the protective
+        key-frame (parameter protect_script)."""
+        fs = self.observe(t, pelvis_pose, support)
+        if run.goal.kind not in (CRAWL, TURN) or not fs.fallen:
+            return None
+        out = TickOutput(reference=self._protect_reference())
+        out.outcome = self._finish("aborted", f"fell: {fs.reason} (posture {fs.posture})", t, pose)
+        self.falls = getattr(self, "falls", 0) + 1
+        return out
+
+    def _protect_reference(self) -> Optional[Reference]:
+        expr = self.params["protect_script"]
+        if not expr:
+            return None
+        try:
+            kf = self._load(expr).keyframes[-1]
+        except Exception:   # a missing script must not hide the fall: the controller keeps its last command
+            return None
+        return Reference(mode=Mode.KEYFRAME, sequence_id=self._new_seq(),
+                         joint_names=[JOINT_NAMES[i] for i in np.flatnonzero(kf.selected)],
+                         joint_positions_rad=kf.q[kf.selected], duration_s=kf.duration_s)
+
+    def _check_end_posture(self, run: _Run, status: str, reason: str, pose):
+        """A goal succeeds only when it ends in the posture it promises: Crawl/Turn upright in the crawl stance,
+        Roll on the back / belly within posture.end_tolerance_rad."""
+        if status != "succeeded" or run is None:
+            return status, reason
+        pose = np.asarray(pose, float)
+        if pose.shape != (7,) or not np.all(np.isfinite(pose)):
+            return status, reason
+        det = self.fall_detector
+        post = det.posture(pose)
+        roll, _ = fd.pelvis_angles(pose)
+        g = run.goal
+        if g.kind in (CRAWL, TURN):
+            fell, why = det.check(pose)
+            if fell or det.state.fallen or post != fd.CRAWL:
+                return "aborted", f"fell: {why or det.state.reason or 'not in the crawl stance'} (posture {post})"
+        elif g.kind == ROLL and g.roll_to:
+            tol = self.params["posture.end_tolerance_rad"]
+            off = abs(abs(roll) - math.pi) if g.roll_to == "back" else abs(roll)
+            if off > tol:
+                return "aborted", (f"roll ended with roll about the spine {roll:+.2f} rad (posture {post}), not on "
+                                   f"the {g.roll_to} within {tol:.2f} rad")
+        return status, reason
+
+    # recovery: a run whose steps are planned one stage (script) at a time from the estimated posture
+    def _prepare_recover(self, goal: MotionGoal, pelvis_pose) -> _Run:
+        pose0 = np.asarray(pelvis_pose, float).copy()
+        if goal.kind != RECOVER:     # auto_recover: recover first, then this goal
+            rec = MotionGoal(kind=RECOVER, script="", loop_mode="once", max_cycles=self.params["recover.max_stages"],
+                             description=f"recover, then {goal.description}")
+        else:
+            rec = goal
+        run = _Run(goal=rec, script=None, t_start=0.0, pose0=pose0, steps_total=0, steps=[])
+        run.then = None if goal.kind == RECOVER else goal
+        self._plan_recover_stage(run, pose0)
+        return run
+
+    def _recover_posture(self, pose) -> str:
+        det = self.fall_detector
+        post = det.posture(pose)
+        if post == fd.CRAWL and not det.state.fallen and not det.check(pose)[0]:
+            return "up"
+        return post
+
+    def _plan_recover_stage(self, run: _Run, pose) -> bool:
+        """Append the next recovery script's steps; False when the robot is already up."""
+        post = self._recover_posture(pose)
+        if post == "up":
+            return False
+        script = self._load(self.params[f"recover.from_{post}"])
+        stage = len(run.stages)
+        steps = self._plan(script, MotionGoal(kind=RECOVER, script=script.name, loop_mode="once"), 0)
+        for s_ in steps:
+            s_.cycle, s_.last_in_cycle = stage, False    # stages are not goal cycles (no _goal_met)
+        run.steps.extend(steps)
+        run.steps_total = len(run.steps)
+        run.per_cycle = max(1, len(steps))
+        run.stages.append(script.name)
+        run.postures.append(post)
+        return True
+
+    def _recover_tick(self, run: _Run, t: float, status, support, pose) -> Optional[TickOutput]:
+        """End of a recovery stage: settle, re-estimate the posture, then plan the next stage, succeed (and start
+        the follow-up goal of auto_recover) or give up. None = a new stage was planned: go on stepping."""
+        if run.settle_since is None:
+            run.settle_since = t
+        if t - run.settle_since < self.params["recover.settle_s"]:
+            return TickOutput(feedback=self._feedback(run, support, pose, "settling"))
+        run.settle_since = None
+        info = dict(initial_posture=run.postures[0] if run.postures else fd.CRAWL, stages=tuple(run.stages))
+        if len(run.stages) < run.goal.max_cycles and self._plan_recover_stage(run, pose):
+            return None
+        up = self._recover_posture(pose) == "up"
+        if up and run.then is not None:
+            then, t0 = run.then, run.t_start
+            self._run = None
+            try:
+                self.start(then, t, pose, support)
+            except Exception as e:
+                o = Outcome(status="aborted", reason=f"recovered ({', '.join(info['stages'])}), but cannot start "
+                                                      f"'{then.description}': {type(e).__name__}: {e}",
+                            duration_s=float(t - t0), **info)
+                return TickOutput(outcome=o)
+            self._run.t_start = t0
+            return self.tick(t, status, support, pose)
+        why = "" if up else (f"not in the crawl stance after {len(run.stages)} recovery scripts "
+                             f"({', '.join(run.stages) or 'none'}): posture {self._recover_posture(pose)}")
+        o = self._finish("succeeded" if up else "aborted", why, t, pose)
+        o.initial_posture, o.stages = info["initial_posture"], info["stages"]
+        o.final_posture, o.final_pelvis_height_m = self.fall_detector.posture(pose), float(np.asarray(pose)[2])
+        return TickOutput(outcome=o)

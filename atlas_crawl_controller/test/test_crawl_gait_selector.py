@@ -96,7 +96,7 @@ def _run_phases(script, support, max_ticks=400):
     g, why = validate_crawl(crawl_goal(cycles=1, gait=1 if script == "crawl_forward_fast" else 0), p)
     assert why == ""
     assert g.script == script
-    pose = np.array([0, 0, 0.6, 0, 0, 0, 1.0])
+    pose = np.array([0, 0, 0.54, 0.01755, 0.61587, 0.01222, 0.78756])   # crawl stance (not fallen)
     seq.start(g, 0.0, pose)
     t, sid, phases = 0.0, None, []
     for _ in range(max_ticks):

@@ -38,7 +38,7 @@ class Harness:
         self.core.configure({"update_rate_hz": 500.0})
         self.q = self.core.activate(np.zeros(28) + 0.0).copy()
         self.t = 0.0
-        self.pose = np.array([0, 0, 0.5, 0, 0, 0, 1.0])
+        self.pose = np.array([0, 0, 0.5, 0, 0.6159, 0, 0.7878])   # crawl stance orientation (heading +x)
         self.support_mode = support_mode
         self.stance = np.ones(4, bool)
         self.refs = []

@@ -37,7 +37,7 @@ from typing import Optional
 
 import numpy as np
 import rclpy
-from atlas_crawl_msgs.action import Crawl, Roll, Turn
+from atlas_crawl_msgs.action import Crawl, Recover, Roll, Turn
 from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, SupportState
 from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -52,7 +52,8 @@ from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg
 
-ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL)}
+ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL),
+           gs.RECOVER: (Recover, topics.RECOVER)}
 REJECTIONS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE,
                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -65,6 +66,8 @@ def validate_goal(kind: str, goal, params, iik_available: bool = False):
         return gs.validate_crawl(goal, params, iik_available)
     if kind == gs.TURN:
         return gs.validate_turn(goal, params)
+    if kind == gs.RECOVER:
+        return gs.validate_recover(goal, params)
     return gs.validate_roll(goal, params)
 
 
@@ -243,6 +246,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             mg, reason = validate_goal(kind, goal, self.params, self._iik_available)
             if mg is None:
                 return self._reject(kind, reason)
+            reason = self._posture_rejection(mg)
+            if reason:
+                return self._reject(kind, reason)
             if self._busy is not None:
                 return self._reject(kind, f"busy: already executing '{self._busy}' (one motion goal at a time; "
                                           "cancel it or wait)")
@@ -336,7 +342,10 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         m.keyframe = int(fb["keyframe"])
         m.progress = float(fb["progress"])
         m.base_pose = array_to_pose_msg(fb["base_pose"])
-        if kind != gs.ROLL:
+        if kind == gs.RECOVER:
+            m.stage = int(fb["cycle"])
+            m.posture = self._seq.fall_detector.posture(fb["base_pose"]) if self._seq is not None else ""
+        elif kind != gs.ROLL:
             m.cycle = int(fb["cycle"])
             mm = fb["stability_margin_m"]
             m.stability_margin_m = float(mm) if math.isfinite(mm) else float("nan")
@@ -359,6 +368,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             r.heading_change_rad = float(out.heading_change_rad)
             r.drift_m = float(out.drift_m)
             r.cycles_completed = int(out.cycles_completed)
+        elif kind == gs.RECOVER:
+            self._recover_result(r, out)
         else:
             r.final_roll_rad = float(out.final_roll_rad)
         if out.status == "succeeded":
@@ -383,6 +394,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._progress_wall = max(self._progress_wall, time.monotonic()) if self._seq.busy else time.monotonic()
         self._last_tick_t = t
         if not self._seq.busy:
+            self._seq.observe(t, self._pose)    # fall detector / posture while idle (goal checks, Recover)
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
                 self._last_keepalive = t
                 self._publish_ref(Reference(mode=Mode.HOLD, sequence_id=0))
@@ -403,6 +415,27 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         if out.outcome is not None:
             self._outcome = out.outcome
             self._event.set()
+
+    # ------------------------------------------------------------------ falls (issue 14 §3)
+    def _posture_rejection(self, mg) -> str:
+        """Why a goal cannot start from the current posture (gait_sequencer.posture_rejection; a Crawl/Turn while
+        down is accepted when auto_recover is on: the sequencer recovers first)."""
+        if mg.kind == gs.RECOVER:
+            return ""
+        if self._pose is None:
+            return f"no pelvis pose received yet on {topics.PELVIS_POSE}: the posture cannot be checked"
+        why = self._seq.posture_rejection(mg, self._pose)
+        if why and self.params["auto_recover"] and self._seq.needs_recovery(mg, self._pose):
+            return ""
+        return why
+
+    @staticmethod
+    def _recover_result(r, out: gs.Outcome):
+        r.initial_posture = out.initial_posture
+        r.final_posture = out.final_posture
+        r.stages = list(out.stages)
+        r.final_roll_rad = float(out.final_roll_rad)
+        r.final_pelvis_height_m = float(out.final_pelvis_height_m)
 
     def _publish_ref(self, ref: Reference):
         ref.sender = self.get_name()

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from action_msgs.msg import GoalStatus
-from atlas_crawl_msgs.action import Crawl, Roll, Turn
+from atlas_crawl_msgs.action import Crawl, Recover, Roll, Turn
 from rclpy.action import ActionClient
 from std_msgs.msg import String
 
 from . import topics
 
-ACTION_TYPES = {"crawl": (Crawl, topics.CRAWL), "turn": (Turn, topics.TURN), "roll": (Roll, topics.ROLL)}
+ACTION_TYPES = {"crawl": (Crawl, topics.CRAWL), "turn": (Turn, topics.TURN), "roll": (Roll, topics.ROLL),
+                "recover": (Recover, topics.RECOVER)}
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
                 GoalStatus.STATUS_ABORTED: "aborted", GoalStatus.STATUS_UNKNOWN: "unknown",
                 GoalStatus.STATUS_EXECUTING: "executing", GoalStatus.STATUS_CANCELING: "canceling",

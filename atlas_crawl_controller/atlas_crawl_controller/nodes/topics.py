@@ -10,6 +10,9 @@ the Gazebo variant, same names and types):
 * ``/atlas/contacts_ground_truth``  atlas_crawl_msgs/SupportState — simulator contacts (METHOD_GROUND_TRUTH), frame
   ``world``
 * ``/sim/reset``                    std_srvs/Trigger — fresh trial: back to the initial pose (MuJoCo variant)
+* ``/atlas/fall_ground_truth``      std_msgs/String, JSON ``{"fallen", "reason", "posture", "onset_t",
+  "flagged_t", "events"}``, transient local, on every change — the FallDetector on the simulator's ground truth
+  (MuJoCo variant; evaluation only)
 
 Controller (hosted by mujoco_sim_node each control period, or by the ros2_control plugin):
 
@@ -22,6 +25,7 @@ Contact inference and sequencer:
 
 * ``/support_state``                atlas_crawl_msgs/SupportState — estimated contacts (frame ``world``)
 * ``/crawl``, ``/turn``, ``/roll``  atlas_crawl_msgs/action/{Crawl,Turn,Roll}
+* ``/recover``                      atlas_crawl_msgs/action/Recover — from wherever it lies back to the crawl stance
 * ``/gait_sequencer/goal_rejections`` std_msgs/String, JSON ``{"action", "goal_id", "reason"}``, transient local
   (depth 50) — why a goal was rejected (rclpy's goal callback can only answer ACCEPT/REJECT)
 
@@ -37,6 +41,7 @@ PELVIS_POSE = "/atlas/pelvis_pose"
 PELVIS_ODOM = "/atlas/pelvis_odom"
 CONTACTS_GT = "/atlas/contacts_ground_truth"
 SIM_RESET = "/sim/reset"
+FALL_GT = "/atlas/fall_ground_truth"
 REFERENCE = "/crawl_controller/reference"
 STATUS = "/crawl_controller/status"
 COMMANDS = "/crawl_controller/commands"
@@ -44,6 +49,7 @@ SUPPORT_STATE = "/support_state"
 CRAWL = "/crawl"
 TURN = "/turn"
 ROLL = "/roll"
+RECOVER = "/recover"
 GOAL_REJECTIONS = "/gait_sequencer/goal_rejections"
 SUPPORT_MARKERS = "/support_markers"
 TF = "/tf"
