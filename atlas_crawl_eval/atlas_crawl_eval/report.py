@@ -2,7 +2,8 @@
 
     python -m atlas_crawl_eval.report --behaviour crawl_forward --loop full --out reports/x logs/*.npz
 
-writes ``report.md`` (table, provenance, definitions, figures), ``metrics.json`` (per-trial values) and PNG plots.
+writes ``report.md`` (table, provenance, definitions, figures), ``report.html`` (the same as one self-contained page:
+plots and the first trial's video embedded as base64), ``metrics.json`` (per-trial values) and PNG plots.
 """
 
 from __future__ import annotations
@@ -258,9 +259,11 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
               + f" · support polygons: {prov['support_module']}"
               + "".join(f" · {k}: {v}" for k, v in (extra_provenance or {}).items()) + "\n")
     falls = sum(1 for lg in logs if lg.meta_fell)
-    md.append(f"Falls: {falls}/{len(logs)} trials."
-              + (" Trials with errors: " + "; ".join(f"seed {t['seed']}: {t['error']}" for t in trials if "error" in t)
-                 if any("error" in t for t in trials) else "") + "\n")
+    falls_line = (f"Falls: {falls}/{len(logs)} trials."
+                  + (" Trials with errors: " + "; ".join(f"seed {t['seed']}: {t['error']}" for t in trials
+                                                          if "error" in t)
+                     if any("error" in t for t in trials) else ""))
+    md.append(falls_line + "\n")
     md.append(markdown_table(rows, behaviour, loop))
     md.append("\n'vs thesis' compares magnitudes (|turn|, |drift|); higher is better for distance, velocity, margins."
               " Std is the sample std (ddof=1) over trials; n = trials with a finite value. Heading: "
@@ -296,7 +299,20 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
     if video:
         rel = os.path.relpath(video, out) if os.path.isabs(str(video)) else video
         md.append(f"\n## Video\n\n[{Path(video).name}]({rel})\n")
+    md.append("\nThe same report as one self-contained page: [report.html](report.html)\n")
     (out / "report.md").write_text("".join(md))
+    html_prov = {"command": prov["command"], "date": prov["date"], "machine": prov["machine"],
+                 "python": prov["python"], "git": prov["git_commit"],
+                 "trials": f"{prov['n_trials']} × {','.join(map(str, prov['cycles']))} cycles",
+                 "seeds": prov["seeds"], "support polygons": prov["support_module"]}
+    if init_noise_rad is not None:
+        html_prov["start-pose joint noise"] = f"±{init_noise_rad:g} rad"
+    html_prov.update(extra_provenance or {})
+    vpath = None
+    if video:
+        vpath = Path(video) if os.path.isabs(str(video)) else out / video
+    write_html(out, f"Evaluation: {name}", html_prov, falls_line, rows, behaviour, loop, trials, figs, vpath,
+               per_kf)
     (out / "metrics.json").write_text(json.dumps({
         "behaviour": behaviour, "loop": loop, "provenance": prov, "trials": trials,
         "summary": [{k: v for k, v in r.items() if k != "fmt"} for r in rows],
@@ -343,6 +359,127 @@ def _make_plots(logs, behaviour, out, heading_source):
         except Exception as e:  # noqa: BLE001
             figs.append((Path(fname), f"{fname} failed: {e}"))
     return figs
+
+
+# ------------------------------------------------------------------------------------------------ HTML page
+_CSS = """body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;
+padding:0 16px}h1{font-size:26px;margin-bottom:4px}h2{font-size:20px;border-bottom:1px solid #ccc;padding-bottom:3px;
+margin-top:28px}table{border-collapse:collapse;font-size:14px;margin:8px 0}th,td{border:1px solid #ccc;
+padding:4px 8px;text-align:left}th{background:#eef1f5}td.num{text-align:right;font-variant-numeric:tabular-nums;
+white-space:nowrap}.met,.better{background:#dff3e0}.notmet,.worse{background:#fbe2e0}.prov{font-size:12px;
+color:#555}figure{margin:14px 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:13px;
+color:#444}video{max-width:100%;border:1px solid #ddd}.falls{font-size:16px;font-weight:bold}"""
+
+
+def _esc(x) -> str:
+    import html
+    return html.escape(str(x))
+
+
+def _status_cls(text: str) -> str:
+    return {"met": "met", "not met": "notmet", "better": "better", "worse": "worse"}.get(
+        text.split(" (")[0], "")
+
+
+def html_table(rows, behaviour: str, loop: str) -> str:
+    """The summary table (same rows as the Markdown one) as HTML, status cells coloured."""
+    src = tv.THESIS_SOURCE.get(behaviour, "")
+    iik = behaviour == "crawl_forward"
+    head = ["Metric", "Unit", "Ours (mean ± std)", f"Thesis {src}" + (f" ({loop} loop)" if "crawl" in behaviour
+                                                                        else ""),
+            "vs thesis", "Target (issue 3 §4)", "Target"] + (["Thesis IIK crawl (Table 4.6)"] if iik else [])
+    out = ["<table><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in head) + "</tr>"]
+    for r in rows:
+        fmt = r.get("fmt") or "{:.4g}"
+        tgt = f"{r['target'][0]} {r['target'][1]:g}" if r.get("target") else ""
+        cells = [f"<td>{_esc(r['label'])}</td>", f"<td>{_esc(r['unit'])}</td>",
+                 f"<td class='num'>{_esc(_fmt(fmt, r['mean'], r['std'], r['n']))}</td>",
+                 f"<td class='num'>{_esc(_fmt_thesis(fmt, r['thesis']))}</td>",
+                 f"<td class='{_status_cls(r['vs_thesis'])}'>{_esc(r['vs_thesis'])}</td>",
+                 f"<td>{_esc(tgt)}</td>",
+                 f"<td class='{_status_cls(r['target_status'])}'>{_esc(r['target_status'])}</td>"]
+        if iik:
+            cells.append(f"<td class='num'>{_esc(_fmt_thesis(fmt, tv.IIK_CRAWL.get(r['key'])))}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "\n".join(out) + "</table>\n"
+
+
+def _data_uri(path: Path, mime: str) -> str:
+    import base64
+    return f"data:{mime};base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+
+
+def _video_poster(video: Path) -> str | None:
+    """PNG data URI of a frame a third into the video (the still a page shows before play); None if unreadable."""
+    try:
+        import io
+
+        import imageio.v2 as imageio
+        from PIL import Image
+        r = imageio.get_reader(str(video))
+        n = r.count_frames()
+        frame = r.get_data(max(0, n // 3))
+        r.close()
+        buf = io.BytesIO()
+        Image.fromarray(frame).save(buf, format="PNG", optimize=True)
+        import base64
+        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    except Exception:  # noqa: BLE001 - the page works without a poster
+        return None
+
+
+def write_html(out: Path, title: str, prov: dict, falls_line: str, rows, behaviour: str, loop: str, trials,
+               figs, video: Path | None, per_kf: dict, max_embed_mb: float = 25.0) -> Path:
+    """Self-contained ``report.html``: tables beside the thesis, plots (base64 PNG), video of the first trial
+    (embedded as base64 up to ``max_embed_mb``, else linked relative to the page)."""
+    h = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+         f"<style>{_CSS}</style></head><body>", f"<h1>{_esc(title)}</h1>"]
+    h.append("<p class='prov'>" + " · ".join(f"<b>{_esc(k)}</b>: {_esc(v)}" for k, v in prov.items()) + "</p>")
+    h.append(f"<p class='falls'>{_esc(falls_line)}</p>")
+    h.append("<h2>Summary beside the thesis</h2>" + html_table(rows, behaviour, loop))
+    h.append("<p class='prov'>'vs thesis' compares magnitudes (|turn|, |drift|); higher is better for distance, "
+             "velocity, margins. Std: sample std (ddof=1) over trials; n = trials with a finite value.</p>")
+    if video is not None and Path(video).exists():
+        v = Path(video)
+        mb = v.stat().st_size / 1e6
+        poster = _video_poster(v)
+        src = _data_uri(v, "video/mp4") if mb <= max_embed_mb else os.path.relpath(v, out)
+        h.append(f"<h2>Video of the first trial</h2><video controls muted loop preload='metadata' "
+                 + (f"poster='{poster}' " if poster else "") + f"src='{src}'></video>"
+                 f"<p class='prov'>{_esc(v.name)}, {mb:.1f} MB"
+                 + (" (embedded)" if mb <= max_embed_mb else " (linked, too large to embed)") + "</p>")
+    if figs:
+        h.append("<h2>Figures</h2>")
+        for f, cap in figs:
+            fp = out / Path(f).name
+            if "failed" not in cap and fp.exists():
+                h.append(f"<figure><img src='{_data_uri(fp, 'image/png')}' alt='{_esc(cap)}'>"
+                         f"<figcaption>{_esc(cap)}</figcaption></figure>")
+            else:
+                h.append(f"<p>{_esc(cap)}</p>")
+    if per_kf:
+        h.append("<h2>Static margin per key-frame</h2><table><tr><th>key-frame</th><th>min [m]</th>"
+                 "<th>mean of trial minima [m]</th><th>&ge; 0.03 m</th></tr>")
+        for k in sorted(per_kf):
+            v = np.asarray(per_kf[k], dtype=float)
+            ok = v.min() >= 0.03
+            h.append(f"<tr><td>{k}</td><td class='num'>{v.min():+.4f}</td><td class='num'>{v.mean():+.4f}</td>"
+                     f"<td class='{'met' if ok else 'notmet'}'>{'yes' if ok else 'no'}</td></tr>")
+        h.append("</table>")
+    keys = [r["key"] for r in rows]
+    h.append("<details><summary><b>Per-trial values</b></summary><table><tr><th>seed</th>"
+             + "".join(f"<th>{_esc(k)}</th>" for k in keys) + "</tr>")
+    for t in trials:
+        h.append(f"<tr><td>{_esc(t.get('seed'))}</td>"
+                 + "".join(f"<td class='num'>{_esc(_num(t.get(k)))}</td>" for k in keys) + "</tr>")
+    h.append("</table></details>")
+    h.append("<details><summary><b>Definitions</b></summary><ul>"
+             + "".join(f"<li><code>{_esc(k)}</code>: {_esc(DEFINITIONS[k])}</li>" for k in keys if k in DEFINITIONS)
+             + "</ul></details>")
+    h.append("</body></html>\n")
+    p = out / "report.html"
+    p.write_text("".join(h), encoding="utf-8")
+    return p
 
 
 def main(argv=None):

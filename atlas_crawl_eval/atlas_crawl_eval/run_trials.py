@@ -41,6 +41,8 @@ class TrialConfig:
     video: str | None = None
     time_scale: float = 1.0
     script_file: str | None = None  # frozen copy of the key-frame script (same script for all N trials)
+    video_kwargs: dict | None = None  # VideoRecorder options (size, fps, view)
+    video_cost: str = ""  # filled by run_trial: the recorder's measured cost per frame
 
 
 class BackendUnavailable(RuntimeError):
@@ -99,8 +101,9 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
         rec = None
         if cfg.video:
             from atlas_crawl_mujoco.render import VideoRecorder
-            rec = VideoRecorder(sim, str(cfg.video))
+            rec = VideoRecorder(sim, str(cfg.video), **(cfg.video_kwargs or {}))
             rec.next_t = sim.time
+            rec.label = f"{cfg.behaviour} ({loop}) settle"
         rest = np.ones(4, dtype=bool)
         dt = sim.dt
         sim.fall_check = "none"
@@ -113,6 +116,8 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
         pl = player_mod.KeyframePlayer(script, loop_mode=loop, cycles=cfg.cycles, reverse=reverse,
                                        time_scale=cfg.time_scale)
         pl.start(sim.joint_q(), sim.joint_effort(), sim.kp)
+        if rec:
+            rec.label = f"{cfg.behaviour} ({loop}) x{cfg.cycles}"
         fell, fall_t = False, math.nan
         after = int(round(cfg.settle_after_s / dt))
         k = 0
@@ -139,6 +144,7 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
         arrays = log.arrays(meta)
         if rec:
             rec.close()
+            cfg.video_cost = rec.cost_line()
     finally:
         sim.close()
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
@@ -162,19 +168,29 @@ def freeze_script(behaviour: str, out_dir) -> tuple[str, str, bool]:
 
 def run_trials(behaviour: str, loop: str, n_trials: int, cycles: int, out_dir, seed0: int = 0,
                video: bool = False, init_noise_rad: float = 0.01, settle_before_s: float = 2.5,
-               settle_after_s: float = 2.5, progress=None) -> list[TrialLog]:
+               settle_after_s: float = 2.5, progress=None, bar=None, video_kwargs=None) -> list[TrialLog]:
     """N trials, fresh simulator each, seeds seed0..seed0+N-1, one frozen copy of the script; logs in
-    ``out_dir/logs/trial_XX.npz``; the first trial is filmed if ``video``."""
-    progress = progress or (lambda msg: print(msg, flush=True))
+    ``out_dir/logs/trial_XX.npz``; the first trial is filmed if ``video`` (``video_kwargs``: VideoRecorder options).
+
+    ``progress``: callable for the log lines (default: ``bar.write`` or print); ``bar``: an
+    ``atlas_crawl_kinematics.progress.Progress`` advanced by one per trial."""
+    progress = progress or (bar.write if bar is not None else (lambda msg: print(msg, flush=True)))
     out = Path(out_dir)
     script_file, sha, reverse = freeze_script(behaviour, out)
     progress(f"[{behaviour}/{loop}] script {script_file} sha256 {sha}{' (played in reverse)' if reverse else ''}")
     logs = []
     for i in range(n_trials):
         cfg = TrialConfig(behaviour, loop, cycles, seed0 + i, init_noise_rad, settle_before_s, settle_after_s,
-                          video=str(out / "video.mp4") if (video and i == 0) else None, script_file=script_file)
+                          video=str(out / "video.mp4") if (video and i == 0) else None, script_file=script_file,
+                          video_kwargs=video_kwargs)
         t0 = time.monotonic()
+        if bar is not None:
+            bar.set_info(f"{behaviour}/{loop} trial {i + 1}/{n_trials}")
         lg = run_trial(cfg, out / "logs" / f"trial_{i:02d}.npz")
+        if bar is not None:
+            bar.update(1)
+        if cfg.video_cost:
+            progress(cfg.video_cost)
         progress(f"[{behaviour}/{loop}] trial {i + 1}/{n_trials} seed {cfg.seed}: {lg.n} samples, "
                  f"{lg.time_s[-1] - lg.time_s[0]:.1f} s sim, {time.monotonic() - t0:.1f} s wall"
                  + (f", FELL at {lg.meta_fall_time_s:.2f} s" if lg.meta_fell else ""))

@@ -65,6 +65,46 @@ def prepared_urdf(sim: str = "mujoco") -> str:
     return urdf
 
 
+#: Visual colours (rendering only, no effect on the physics): left limbs warm, right limbs cool, matching the
+#: report plots' LW red / RW blue / LK orange / RK green.
+LIMB_RGBA = {"l_arm": (0.86, 0.24, 0.20, 1.0), "r_arm": (0.18, 0.42, 0.85, 1.0),
+             "l_leg": (0.98, 0.62, 0.12, 1.0), "r_leg": (0.20, 0.68, 0.32, 1.0),
+             "torso": (0.80, 0.80, 0.78, 1.0), "head": (0.25, 0.25, 0.28, 1.0)}
+_ARM = ("clav", "scap", "uarm", "larm", "farm", "hand")
+_LEG = ("uglut", "lglut", "uleg", "lleg", "talus", "foot")
+
+
+def body_colour_group(body: str) -> str:
+    """Colour group of a body: l_arm, r_arm, l_leg, r_leg, head or torso."""
+    side, _, part = body.partition("_")
+    if side in ("l", "r") and part in _ARM:
+        return f"{side}_arm"
+    if side in ("l", "r") and part in _LEG:
+        return f"{side}_leg"
+    return "head" if body == "head" else "torso"
+
+
+def _add_visuals(spec: mujoco.MjSpec, floor) -> None:
+    """Floor checker (0.5 m squares, darker 1 m lines), limb colours, sky gradient. Rendering only."""
+    # The URDF's visual meshes were already dropped when it was parsed; discardvisual would also drop these
+    # textures/materials at compile time (same geoms either way: checked ngeom).
+    spec.compiler.discardvisual = False
+    spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D, builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+                     width=512, height=512, rgb1=[0.78, 0.80, 0.82], rgb2=[0.62, 0.65, 0.69],
+                     mark=mujoco.mjtMark.mjMARK_EDGE, markrgb=[0.25, 0.27, 0.30])
+    mat = spec.add_material(name="grid")
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    mat.texrepeat = [2, 2]   # plane + texuniform: measured 1 texture (2x2 squares) per m -> 0.5 m squares, 1 m lines
+    mat.texuniform = True
+    mat.reflectance = 0.0
+    floor.material = "grid"
+    spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX, builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+                     width=256, height=256, rgb1=[0.55, 0.70, 0.88], rgb2=[0.95, 0.96, 0.98])
+    for g in spec.geoms:
+        if g.parent.name != "world":
+            g.rgba = list(LIMB_RGBA[body_colour_group(g.parent.name)])
+
+
 def build_spec(params: dict | None = None) -> mujoco.MjSpec:
     """MjSpec of robot + floor + servos + sites (see module doc). ``params`` overrides the YAML defaults."""
     p = load_params(overrides=params)
@@ -77,8 +117,8 @@ def build_spec(params: dict | None = None) -> mujoco.MjSpec:
                               "Euler": mujoco.mjtIntegrator.mjINT_EULER}[p["integrator"]]
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
     spec.option.impratio = p["impratio"]
-    spec.visual.global_.offwidth = 1280
-    spec.visual.global_.offheight = 960
+    spec.visual.global_.offwidth = 1920   # offscreen video up to 1920x1080 (render.VideoRecorder)
+    spec.visual.global_.offheight = 1080
 
     pelvis = spec.body("pelvis")
     if pelvis is None:
@@ -102,16 +142,7 @@ def build_spec(params: dict | None = None) -> mujoco.MjSpec:
     floor.contype, floor.conaffinity = 0, 1
     floor.condim = p["contact_condim"]
     floor.friction = [mu, p["friction_torsional_m"], p["friction_rolling_m"]]
-    floor.rgba = [0.55, 0.6, 0.65, 1.0]
-    tex = spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
-                           builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=256, height=256,
-                           rgb1=[0.35, 0.4, 0.45], rgb2=[0.55, 0.6, 0.65])
-    mat = spec.add_material(name="grid")
-    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
-    mat.texrepeat = [2, 2]
-    mat.texuniform = True
-    floor.material = "grid"
-    del tex
+    _add_visuals(spec, floor)
     spec.worldbody.add_light(name="sun", pos=[0, 0, 5], dir=[0, 0, -1], castshadow=False)
     spec.worldbody.add_camera(name="track", mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
                               pos=[1.2, -2.4, 1.3], xyaxes=[0.894, 0.447, 0, -0.2, 0.4, 0.894])

@@ -141,14 +141,17 @@ def evaluate_segment(sim, name, kind, t0, fell, fall_reason, max_sat_s, sat_join
 
 
 def run_sequence(items, seed=0, noise_rad=0.0, video=None, settle_s=1.0, start_settle_s=1.0, params=None,
-                 quiet=False, recorder_kwargs=None, sim=None):
-    """Play the scripts one after the other in one AtlasSim. Returns (list of SegmentResult, sim)."""
+                 quiet=False, recorder_kwargs=None, sim=None, log=None):
+    """Play the scripts one after the other in one AtlasSim. Returns (list of SegmentResult, sim).
+
+    ``log``: callable for the per-script lines (default print), e.g. a progress bar's ``write``."""
     from atlas_crawl_controller.keyframes import load_script, named_pose
     from atlas_crawl_controller.player import KeyframePlayer
 
     from .sim import AtlasSim
 
     parsed = [parse_item(i) if isinstance(i, str) else i for i in items]
+    say = log or (lambda msg: print(msg, flush=True))
     scripts = [load_script(n) for n, _c, _l in parsed]       # validate everything before anything moves
     sim = sim or AtlasSim(params=params, seed=seed)
     first = scripts[0]
@@ -162,6 +165,7 @@ def run_sequence(items, seed=0, noise_rad=0.0, video=None, settle_s=1.0, start_s
     if video:
         from .render import VideoRecorder
         rec = VideoRecorder(sim, video, **(recorder_kwargs or {}))
+        rec.label = "start pose"
     dt = sim.dt
 
     def step(n):
@@ -178,6 +182,8 @@ def run_sequence(items, seed=0, noise_rad=0.0, video=None, settle_s=1.0, start_s
         kind = _check_kind(script.name)
         sim.fall_check = script.fall_check
         player = KeyframePlayer(script, loop_mode=loop, cycles=cycles)
+        if rec:
+            rec.label = script.name + (f" x{cycles} ({loop})" if cycles > 1 or loop == "part" else "")
         player.start(sim.joint_q(), sim.joint_effort(), sim.kp)
         t0 = sim.time
         fell, reason = False, ""
@@ -209,11 +215,13 @@ def run_sequence(items, seed=0, noise_rad=0.0, video=None, settle_s=1.0, start_s
                              JOINT_NAMES[j] if max_sat[j] > 0 else "")
         results.append(r)
         if not quiet:
-            print(r.line(), flush=True)
+            say(r.line())
         if fell and script.fall_check != "none":
             break
     if rec:
         rec.close()
+        if not quiet:
+            say(rec.cost_line())
     return results, sim
 
 
@@ -224,19 +232,33 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.0, help="initial joint noise, ±rad (uniform, seeded)")
     ap.add_argument("--seed", type=int, default=0, help="seed of trial 0 (trial k uses seed + k)")
     ap.add_argument("--settle", type=float, default=1.0, help="s held after every script before its check")
-    ap.add_argument("--video", default=None, help="MP4/GIF of the first trial (640x480, 25 fps, pelvis camera)")
+    ap.add_argument("--video", default=None, help="MP4/GIF of the first trial (options below)")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar and no per-script lines, only the summary")
+    from .render import add_video_args, video_kwargs
+    add_video_args(ap)
     a = ap.parse_args(argv)
+    if a.trials < 1:
+        ap.error("--trials must be >= 1")
+    try:
+        vkw = video_kwargs(a)
+    except ValueError as e:
+        ap.error(str(e))
     if a.video:
         from .render import select_gl_backend
         if select_gl_backend() is None:
             print("no offscreen GL backend (tried egl, osmesa); run without --video", file=sys.stderr)
             return 2
+    from atlas_crawl_kinematics.progress import Progress
     n_ok = None
     all_ok = 0
+    bar = Progress(a.trials, desc="run_sequence", unit="trial", quiet=a.quiet)
     for k in range(a.trials):
-        print(f"trial {k} (seed {a.seed + k}, noise ±{a.noise} rad)")
+        bar.write(f"trial {k} (seed {a.seed + k}, noise ±{a.noise} rad)")
+        bar.set_info(f"trial {k}" + (" (filming)" if a.video and k == 0 else ""))
         res, _ = run_sequence(a.items, seed=a.seed + k, noise_rad=a.noise, settle_s=a.settle,
-                              video=a.video if k == 0 else None)
+                              video=a.video if k == 0 else None, recorder_kwargs=vkw, quiet=a.quiet,
+                              log=bar.write)
+        bar.update(1, info=f"{sum(r.ok for r in res)}/{len(a.items)} scripts OK in trial {k}")
         if n_ok is None:
             n_ok = {r.name: 0 for r in res}
             n_run = {r.name: 0 for r in res}
@@ -246,6 +268,7 @@ def main(argv=None):
             n_run[r.name] = n_run.get(r.name, 0) + 1
             n_clean[r.name] = n_clean.get(r.name, 0) + int(r.ok and not r.saturated)
         all_ok += int(len(res) == len(a.items) and all(r.ok for r in res))
+    bar.close()
     print(f"\nsuccess over {a.trials} trial(s), noise ±{a.noise} rad, seeds {a.seed}..{a.seed + a.trials - 1}:")
     for name in n_ok:
         print(f"  {name:32s} outcome {n_ok[name]}/{a.trials}, outcome without effort saturation "
