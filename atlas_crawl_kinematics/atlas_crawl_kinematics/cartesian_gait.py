@@ -81,6 +81,16 @@ def margin_point(start_xy: ArrayLike, support_xy: ArrayLike, margin_m: float, n:
         return start.copy()
     goal = incentre(poly) if len(poly) == 3 else _chebyshev(poly)
     ts = np.linspace(0.0, 1.0, n)
+    if margin_m > 0:
+        # vectorised over the candidates (the per-point loop below costs ~5 ms): a point with margin >= margin_m > 0
+        # lies inside, where the margin is the smallest signed distance to the edge lines
+        a = poly
+        e = np.roll(poly, -1, axis=0) - a
+        n_in = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]
+        cand = start[None, :] + ts[:, None] * (goal - start)[None, :]
+        d = (cand[:, None, 0] - a[None, :, 0]) * n_in[None, :, 0] + (cand[:, None, 1] - a[None, :, 1]) * n_in[None, :, 1]
+        ok = np.flatnonzero(d.min(axis=1) >= margin_m)
+        return start + ts[ok[0]] * (goal - start) if ok.size else goal
     for t in ts:
         p = start + t * (goal - start)
         if stability_margin(p, poly) >= margin_m:
