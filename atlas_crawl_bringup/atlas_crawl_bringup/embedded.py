@@ -14,9 +14,11 @@ Composes ``mujoco_sim`` (physics + controller core, read → update → write ea
 5. roll   — Roll{from_side: LEFT, to: BACK} (lie down from the crawl stance, then roll over the left side).
 
 Feedback is printed (throttled), each result in full. An MCAP bag of the run (joint states, pelvis pose/odometry,
-ground-truth and estimated support, controller references/status/commands, goal rejections) is written next to the
-report (``<out>/demo.mcap`` and ``<out>/demo_report.md``). Exit status: 0 when every step ended in its expected
-terminal state, 1 otherwise (the report says which and why).
+ground-truth and estimated support, controller references/status/commands, goal rejections, plus what a replay
+needs: /robot_description, /tf, /tf_static, /support_markers, CoM path, contact/margin/speed topics — see
+:mod:`atlas_crawl_bringup.robot_bag`) is written next to the report (``<out>/demo.mcap`` and
+``<out>/demo_report.md``); open it with the Foxglove layout config/foxglove_layout.json. Exit status: 0 when every
+step ended in its expected terminal state, 1 otherwise (the report says which and why).
 """
 from __future__ import annotations
 
@@ -36,18 +38,7 @@ STEPS_QUICK = [("crawl", {"cycles": 2, "direction": 0, "loop_mode": 1}),
                ("crawl", {"cycles": 1, "direction": 1, "loop_mode": 1}),
                ("roll", {"from_side": 0, "to": 0})]
 
-RECORD_TYPES = {
-    "/joint_states": "sensor_msgs/msg/JointState",
-    "/atlas/pelvis_pose": "geometry_msgs/msg/PoseStamped",
-    "/atlas/pelvis_odom": "nav_msgs/msg/Odometry",
-    "/atlas/contacts_ground_truth": "atlas_crawl_msgs/msg/SupportState",
-    "/support_state": "atlas_crawl_msgs/msg/SupportState",
-    "/crawl_controller/reference": "atlas_crawl_msgs/msg/ControllerReference",
-    "/crawl_controller/status": "atlas_crawl_msgs/msg/ControllerStatus",
-    "/crawl_controller/commands": "std_msgs/msg/Float64MultiArray",
-    "/gait_sequencer/goal_rejections": "std_msgs/msg/String",
-    "/clock": "rosgraph_msgs/msg/Clock",
-}
+from .robot_bag import RECORD_TYPES  # noqa: E402  (graph topics recorded as they are; graph_trial uses it too)
 
 
 def default_params_file() -> str:
@@ -94,7 +85,8 @@ def main(argv=None) -> int:
     from atlas_crawl_bringup.stack import Stack
     from atlas_crawl_msgs.msg import SupportState
 
-    from .mcap_recorder import McapRecorder, summarize
+    from .mcap_recorder import summarize
+    from .robot_bag import open_robot_bag
 
     steps = STEPS_QUICK if args.quick else STEPS_FULL
     if args.serve:
@@ -120,8 +112,7 @@ def main(argv=None) -> int:
         client_node = stack.create_node("demo_client")
         bag_path = os.path.join(args.out, "demo.mcap")
         if not args.no_bag:
-            rec = McapRecorder(stack.create_node("mcap_recorder"), bag_path, RECORD_TYPES,
-                               transient_local=("/gait_sequencer/goal_rejections",))
+            rec = open_robot_bag(stack.create_node("mcap_recorder"), bag_path)
         support = {}
         client_node.create_subscription(SupportState, "/support_state", lambda m: support.__setitem__("m", m), 10)
         gc = GoalClient(client_node)
