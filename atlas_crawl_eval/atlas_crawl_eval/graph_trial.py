@@ -604,12 +604,11 @@ def main(argv=None) -> int:
         node.set_parameters([Parameter("use_sim_time", value=sim_time)])
         print(f"[graph_trial] use_sim_time={sim_time}; {behaviour}: goal {fields}", flush=True)
         if a.mcap:
-            from atlas_crawl_bringup.embedded import RECORD_TYPES
-            from atlas_crawl_bringup.mcap_recorder import McapRecorder
+            from atlas_crawl_bringup.robot_bag import open_robot_bag   # + /robot_description, /tf, markers
             Path(a.mcap).parent.mkdir(parents=True, exist_ok=True)
             mnode = rclpy.create_node("graph_trial_mcap")
             ex.add_node(mnode)
-            mrec = McapRecorder(mnode, a.mcap, RECORD_TYPES, transient_local=("/gait_sequencer/goal_rejections",))
+            mrec = open_robot_bag(mnode, a.mcap, use_sim_time=sim_time)
 
         last = {"t": 0.0}
 
