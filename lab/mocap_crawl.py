@@ -25,7 +25,7 @@ import numpy as np
 from atlas_crawl_kinematics.bvh import load_bvh
 from atlas_crawl_kinematics.retarget import MocapPlan, retarget
 
-from atlas_crawl_mujoco.iik_crawl import (CRAWL_COLS, AtlasSim, add_track_args, print_table, robot_model, row_from, start_stance,
+from atlas_crawl_eval.iik_crawl import (CRAWL_COLS, AtlasSim, add_track_args, print_table, robot_model, row_from, start_stance,
                         track, track_config_from_args, write_outputs)
 
 DEFAULT_BVH = Path(__file__).resolve().parents[2] / "atlas_crawl_kinematics" / "data" / "synthetic_human_crawl.bvh"

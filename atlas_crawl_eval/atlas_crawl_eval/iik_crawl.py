@@ -1,6 +1,6 @@
 """Cartesian crawl tracked by the IIK in MuJoCo physics (issue 4 §3/§4; thesis §4.2.3, §4.3).
 
-    python -m atlas_crawl_mujoco.iik_crawl --cycles 10 [--com-modulation] [--stance planned|sensed|velocity] \
+    python -m atlas_crawl_eval.iik_crawl --cycles 10 [--com-modulation] [--stance planned|sensed|velocity] \
         [--root floating|l_wrist_contact|r_wrist_contact|l_knee_contact|r_knee_contact] [--unfriendly 0.25] \
         --out reports/iik_crawl
 
@@ -48,8 +48,8 @@ from atlas_crawl_kinematics.support import stability_margin, support_polygon
 from atlas_crawl_controller.parameters import ParameterError
 from atlas_crawl_controller.tracking import CrawlTracker
 
-from .logger import Logger
-from .sim import AtlasSim
+from atlas_crawl_mujoco.logger import Logger
+from atlas_crawl_mujoco.sim import AtlasSim
 
 SEED_JOINTS = {"l_leg_lhy": -1.5, "r_leg_lhy": -1.5, "l_leg_kny": 2.0, "r_leg_kny": 2.0, "l_leg_uay": 0.6,
                "r_leg_uay": 0.6, "l_arm_usy": -1.3, "r_arm_usy": -1.3, "l_arm_shx": -0.5, "r_arm_shx": 0.5,
@@ -246,7 +246,7 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     logger = Logger(sim.params["log_rate_hz"])
     rec = None
     if video:
-        from .render import VideoRecorder
+        from atlas_crawl_mujoco.render import VideoRecorder
         rec = VideoRecorder(sim, video)
     st = TrackStats()
     sim.fall_check = "crawl"
@@ -376,7 +376,7 @@ def stance_slip_mm(arr) -> dict:
 
 
 def eval_metrics(arr, behaviour="crawl_forward") -> dict:
-    from atlas_crawl_eval import metrics
+    from . import metrics
     lg = _trial_log(arr)
     try:
         return metrics.trial_metrics(lg, behaviour)
@@ -386,7 +386,7 @@ def eval_metrics(arr, behaviour="crawl_forward") -> dict:
 
 def _trial_log(arr):
     import tempfile
-    from atlas_crawl_eval.trial_log import TrialLog
+    from .trial_log import TrialLog
     with tempfile.NamedTemporaryFile(suffix=".npz", delete=False) as f:
         np.savez(f.name, **arr)
         return TrialLog.load(f.name)
@@ -656,7 +656,7 @@ def write_outputs(out: Path, arr, st, summ, row, title, behaviour="crawl_forward
     (out / "logs").mkdir(exist_ok=True)
     np.savez(out / "logs" / "trial_00.npz", **arr)
     try:
-        from atlas_crawl_eval.report import write_report
+        from .report import write_report
         write_report([str(out / "logs" / "trial_00.npz")], behaviour, out, command=command)
     except Exception as e:  # noqa: BLE001
         print(f"eval report failed: {e}", file=sys.stderr)
@@ -686,7 +686,7 @@ def main(argv=None):
     if a.compare:
         print(plot_compare(a.compare, out / "compare.png"))
         return 0
-    cmd = "python -m atlas_crawl_mujoco.iik_crawl " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = "python -m atlas_crawl_eval.iik_crawl " + " ".join(argv if argv is not None else sys.argv[1:])
     arr, st, summ, row = run_one(a, video=str(out / "video.mp4") if a.video else None)
     write_outputs(out, arr, st, summ, row, row["label"], command=cmd)
     print(print_table([row], CRAWL_COLS))

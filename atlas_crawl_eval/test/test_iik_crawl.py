@@ -4,7 +4,7 @@ import pytest
 
 from atlas_crawl_kinematics.cartesian_gait import CartesianGait, GaitParams
 from atlas_crawl_kinematics.iik import InvalidTargetError
-from atlas_crawl_mujoco.iik_crawl import (AtlasSim, TrackConfig, robot_model, start_stance, track,
+from atlas_crawl_eval.iik_crawl import (AtlasSim, TrackConfig, robot_model, start_stance, track,
                                           tripod_phase_margins)
 
 def _run(plan_kw, cfg_kw, cycles=1):
@@ -31,7 +31,7 @@ def test_iik_crawl_is_deterministic():
 
 
 def test_modulated_crawl_keeps_margin_and_advances():
-    """= ``python -m atlas_crawl_mujoco.iik_crawl --cycles 1 --com-modulation`` (defaults: stride 0.2 m, shift 0.8 s,
+    """= ``python -m atlas_crawl_eval.iik_crawl --cycles 1 --com-modulation`` (defaults: stride 0.2 m, shift 0.8 s,
     swing 0.6 s, margin 0.07 m). Measured: no fall, tripod margins +0.075/+0.041/+0.032/+0.021 m, 0.21 m per cycle."""
     c0, arr, st, summ = _run(dict(stride_m=0.2, t_shift_s=0.8, t_swing_s=0.6), dict(com_modulation=True))
     assert not summ["fell"], summ["fall_reason"]
