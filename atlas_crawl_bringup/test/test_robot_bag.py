@@ -190,3 +190,55 @@ def test_bag_support_topics_consistent(bag):
 
 def _stamp(s):
     return s.sec + 1e-9 * s.nanosec
+
+
+# ------------------------------------------------------------------ shipped replay configs
+_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config")
+_BAG_TOPICS = set(robot_bag.RECORD_TYPES) | set(robot_bag.EXTRA_TYPES)
+
+
+def _layout_topics(node):
+    """Every topic a Foxglove layout names: 'topic' values, keys of 'topics' and message paths' roots."""
+    out = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "topics" and isinstance(v, dict):
+                out |= set(v)
+            elif k in ("topic", "value") and isinstance(v, str) and v.startswith("/"):
+                out.add(v.split(".", 1)[0])
+            else:
+                out |= _layout_topics(v)
+    elif isinstance(node, list):
+        for v in node:
+            out |= _layout_topics(v)
+    return out
+
+
+def test_foxglove_layout_uses_only_recorded_topics():
+    import json
+    lay = json.load(open(os.path.join(_CONFIG, "foxglove_layout.json")))
+    topics = _layout_topics(lay["configById"])
+    assert {"/robot_description", "/support_markers", "/com/path", "/com/speed", "/support/stability_margin",
+            "/support/in_contact"} <= topics
+    assert topics <= _BAG_TOPICS, topics - _BAG_TOPICS
+    panels = set(lay["configById"])
+
+    def leaves(n):
+        return {n} if isinstance(n, str) else leaves(n["first"]) | leaves(n["second"])
+    assert leaves(lay["layout"]) == panels          # every panel is placed, none missing
+    urdf = [la for la in lay["configById"]["3D!robot"]["layers"].values() if la["layerId"] == "foxglove.Urdf"]
+    assert urdf and urdf[0]["sourceType"] == "topic" and urdf[0]["topic"] == "/robot_description"
+
+
+def test_replay_rviz_config_uses_only_recorded_topics():
+    cfg = yaml.safe_load(open(os.path.join(_CONFIG, "atlas_crawl_replay.rviz")))
+    vm = cfg["Visualization Manager"]
+    assert vm["Global Options"]["Fixed Frame"] == "world"
+    topics = {}
+    for d in vm["Displays"]:
+        t = d.get("Topic") or d.get("Description Topic")
+        if t:
+            topics[t["Value"]] = t
+    assert {"/robot_description", "/support_markers", "/com/path"} <= set(topics)
+    assert set(topics) <= _BAG_TOPICS
+    assert topics["/robot_description"]["Durability Policy"] == "Transient Local"   # latched in the bag
