@@ -84,18 +84,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     failed, ran, missing = [], [], []
-    for title, module, quick_argv, full_argv in DEMOS:
+    t_all = time.monotonic()
+    for k, (title, module, quick_argv, full_argv) in enumerate(DEMOS, start=1):
+        step = '[demo %d/%d, %.0f s]' % (k, len(DEMOS), time.monotonic() - t_all)
         if args.list:
             print('%-60s %s' % (title, 'available' if _exists(module) else 'not built yet'))
             continue
         mod = _import(module)
         if mod is None:
             missing.append(title)
-            print('[demo] SKIP %s: module %s does not exist yet in this workspace.'
-                  % (title, module), flush=True)
+            print('%s SKIP %s: module %s does not exist yet in this workspace.'
+                  % (step, title, module), flush=True)
             continue
         demo_argv = quick_argv if args.quick else full_argv
-        print('[demo] RUN  %s: %s.main(%s)' % (title, module, demo_argv), flush=True)
+        print('%s RUN  %s: %s.main(%s)' % (step, title, module, demo_argv), flush=True)
         t0 = time.monotonic()
         try:
             rc = _call_main(mod, demo_argv)
@@ -107,11 +109,12 @@ def main(argv=None):
         dt = time.monotonic() - t0
         ok = rc in (None, 0)
         (ran if ok else failed).append(title)
-        print('[demo] %s %s (%.1f s)' % ('DONE' if ok else 'FAIL', title, dt), flush=True)
+        print('[demo %d/%d, %.0f s] %s %s (%.1f s)' % (k, len(DEMOS), time.monotonic() - t_all,
+                                                     'DONE' if ok else 'FAIL', title, dt), flush=True)
     if args.list:
         return 0
-    print('[demo] summary: %d ran ok, %d failed, %d not available yet'
-          % (len(ran), len(failed), len(missing)), flush=True)
+    print('[demo] summary: %d ran ok, %d failed, %d not available yet (%.0f s)'
+          % (len(ran), len(failed), len(missing), time.monotonic() - t_all), flush=True)
     return 1 if failed else 0
 
 

@@ -32,7 +32,27 @@ STAMP="$VENV/.requirements.sha256"
 NICE=(nice -n "${ATLAS_CRAWL_NICE:-10}")
 cd "$ROOT"
 t_start=$SECONDS
+NSTEPS=$(( DEMO ? 5 : 4 ))
+STEP=0
 log() { echo "[setup $(( SECONDS - t_start ))s] $*"; }
+# step "title": a numbered line "[setup 12s] step 2/5: title" (elapsed time since the start)
+step() { STEP=$(( STEP + 1 )); log "step $STEP/$NSTEPS: $*"; }
+# with_heartbeat cmd...: run a silent command; on a terminal, redraw "... 42s" on one line meanwhile
+# (no redraws when stdout is not a terminal, e.g. CI logs)
+with_heartbeat() {
+  if [ -t 1 ]; then
+    "$@" & local pid=$! t0=$SECONDS
+    while kill -0 "$pid" 2>/dev/null; do
+      printf '\r[setup %ds] step %d/%d running ... %ds ' "$(( SECONDS - t_start ))" "$STEP" "$NSTEPS" \
+        "$(( SECONDS - t0 ))"
+      sleep 1
+    done
+    printf '\r\033[K'
+    wait "$pid"
+  else
+    "$@"
+  fi
+}
 
 # --- prerequisites that PyPI cannot provide --------------------------------------------
 missing=()
@@ -44,6 +64,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- 1. venv ------------------------------------------------------------------------------
+step "Python venv ($VENV)"
 if [ ! -x "$VENV/bin/python" ]; then
   PY="${PYTHON:-}"
   if [ -z "$PY" ]; then
@@ -74,6 +95,7 @@ for ext in sh bash; do
 done
 
 # --- 2. pinned requirements ----------------------------------------------------------------
+step "pinned requirements"
 want="$( { sha256sum < "$REQ"; "$VENV/bin/python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -d' ' -f1)"
 have="$(cat "$STAMP" 2>/dev/null || true)"
 if [ "$want" != "$have" ]; then
@@ -81,7 +103,7 @@ if [ "$want" != "$have" ]; then
   rm -f "$STAMP"
   # (the filter drops pip's per-package notes about absent local index mirrors some
   #  machines configure; real errors still show)
-  "${NICE[@]}" "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" \
+  with_heartbeat "${NICE[@]}" "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ" \
     2> >(grep -v "^WARNING: Location 'file:" >&2)
   echo "$want" > "$STAMP"
   log "requirements installed"
@@ -90,6 +112,7 @@ else
 fi
 
 # --- 3. CMake path fix for the PyPI ROS wheels ---------------------------------------------
+step "CMake path fix for the PyPI ROS wheels"
 "$VENV/bin/python" "$HERE/fix_wheel_paths.py"
 
 # --- 4. environment + build ------------------------------------------------------------------
@@ -97,7 +120,7 @@ set +u   # activate / local_setup.bash read unset variables
 # shellcheck disable=SC1091
 . "$HERE/env.sh"
 set -u
-log "colcon build"
+step "colcon build"
 "${NICE[@]}" colcon build --symlink-install \
   --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=ON
 set +u
@@ -108,7 +131,7 @@ log "build done"
 
 # --- 5. the main job ------------------------------------------------------------------------
 if [ "$DEMO" = 1 ]; then
-  log "running python -m atlas_crawl_bringup.demo ${QUICK[*]:-}"
+  step "demo: python -m atlas_crawl_bringup.demo ${QUICK[*]:-}"
   python -m atlas_crawl_bringup.demo "${QUICK[@]}"
   log "demo done"
 fi
