@@ -13,6 +13,7 @@ def stack():
 @pytest.fixture(scope="module")
 def goals(stack):
     from atlas_crawl_controller.nodes.goal_client import GoalClient
-    gc = GoalClient(stack.create_node("test_client"))
+    # waits bounded in sim time (+ a wall stall guard): a slow, loaded machine does not fail a goal by the clock
+    gc = GoalClient(stack.create_node("test_client"), sim_time=stack.sim.sim_time)
     assert gc.wait_for_servers(10.0)
     return gc

@@ -103,7 +103,7 @@ def test_parameter_change_takes_effect(stack, probe):
 
 def test_gait_sequencer_rejects_goals_unless_active(stack):
     from atlas_crawl_controller.nodes.goal_client import GoalClient
-    gc = GoalClient(stack.create_node("lc_client"))
+    gc = GoalClient(stack.create_node("lc_client"), sim_time=stack.sim.sim_time)
     assert gc.wait_for_servers(10.0)
     lc = stack.lifecycle["gait_sequencer"]
     assert lc.state() == "unconfigured"

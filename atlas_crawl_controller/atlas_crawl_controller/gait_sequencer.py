@@ -317,6 +317,7 @@ class _Run:
     dynamic: bool = False        # script flagged static_stability: false (no support polygon before lifts)
     last_stance: np.ndarray = field(default_factory=lambda: np.ones(4, bool))
     steps: List[_Step] = field(default_factory=list)
+    planned_cycles: int = 0                    # key-frame goals are planned one cycle ahead (tick extends)
     heading_last_rad: Optional[float] = None   # unwrapping: heading at the previous measurement
     heading_change_rad: float = 0.0            # accumulated (unwrapped) heading change since the goal started
     then: Optional[MotionGoal] = None          # recovery runs (auto_recover): the goal to start once recovered
@@ -325,14 +326,18 @@ class _Run:
     settle_since: Optional[float] = None       # recovery runs: start of the settle wait after a stage
 
 
+def _names_scripts(key: str, value) -> bool:
+    """Parameters whose value is a key-frame script expression (loaded to validate a change)."""
+    return key.startswith("gaits.") or key.startswith("recover.from_") or (key == "protect_script" and value != "")
+
+
 class GaitSequencer:
     """One-goal-at-a-time key-frame sequencer. Not thread-safe: the node serialises calls with a lock."""
 
     def __init__(self, params: Optional[ParamValues] = None, script_loader: Optional[Callable] = None):
         self.params = params if params is not None else parameter_set().values()
         if script_loader is None:
-            from .keyframes import load_script
-            script_loader = load_script
+            script_loader = self._bounded_loader
         self._load = lambda expr: compose_scripts(expr, script_loader)
         self._run: Optional[_Run] = None
         self._next_seq = 1
@@ -344,14 +349,31 @@ class GaitSequencer:
     def busy(self) -> bool:
         return self._run is not None
 
-    def set_params(self, params: ParamValues) -> Optional[str]:
-        """Runtime change (takes effect at the next key-frame). Gait script names are checked by loading them."""
+    def _bounded_loader(self, name: str):
+        """keyframes.load_script with this sequencer's file guards (regular file, size, read time)."""
+        from .keyframes import load_script
+        return load_script(name, max_bytes=int(self.params["max_script_bytes"]),
+                           timeout_s=float(self.params["script_load_timeout_s"]))
+
+    def check_scripts(self, params: ParamValues) -> Optional[str]:
+        """The reason the gait scripts named in ``params`` that differ from the current ones cannot be used, or None.
+        Touches no state (the node calls it without its lock); reads are bounded by ``params``' file guards."""
+        probe = GaitSequencer(params)
         for k in params.as_dict():
-            if k.startswith("gaits.") and params[k] != self.params[k]:
+            if _names_scripts(k, params[k]) and params[k] != self.params[k]:
                 try:
-                    self._load(params[k])
+                    probe._load(params[k])
                 except Exception as e:
                     return f"{k}: cannot load key-frame script {params[k]!r}: {e}"
+        return None
+
+    def set_params(self, params: ParamValues, scripts_checked: bool = False) -> Optional[str]:
+        """Runtime change (takes effect at the next key-frame). Gait script names are checked by loading them
+        (unless the caller already did, with :meth:`check_scripts`)."""
+        if not scripts_checked:
+            reason = self.check_scripts(params)
+            if reason:
+                return reason
         self.params = params
         return None
 
@@ -359,21 +381,32 @@ class GaitSequencer:
         """Begin ``goal`` at sim time ``t``. Raises RuntimeError if busy, ValueError if the script cannot load.
 
         Cartesian goals (method iik / com_modulated) plan from the current support state: ``support`` must carry
-        ``positions`` (4, 3) world contact points and ``com_xy`` (2,).
+        ``positions`` (4, 3) world contact points and ``com_xy`` (2,).  Same as :meth:`prepare` (the slow part,
+        which touches no state and may run on another thread) followed by :meth:`start_prepared`.
         """
         if self._run is not None:
             raise RuntimeError("busy")
+        self.start_prepared(self.prepare(goal, pelvis_pose, support), t)
+
+    def prepare(self, goal: MotionGoal, pelvis_pose, support=None) -> _Run:
+        """Plan ``goal`` without changing the sequencer (thread-safe w.r.t. :meth:`tick`): key-frame goals load the
+        script and plan the first cycle (the rest one cycle ahead while running, so a 20000-cycle bound costs
+        nothing up front); Cartesian goals plan all their cycles (slow: the node runs this off its executor
+        under ``planning_timeout_s``)."""
         if goal.kind == RECOVER or (self.params["auto_recover"] and self.needs_recovery(goal, pelvis_pose)):
-            self._run = self._prepare_recover(goal, pelvis_pose)
-            self._run.t_start = float(t)
-            return
+            return self._prepare_recover(goal, pelvis_pose)
         pose0 = np.asarray(pelvis_pose, float).copy()
+        planned = 0
         if goal.method == "keyframe":
             script = self._load(goal.script)
             if goal.reverse:
                 script = script.reversed(script.name)
-            steps = self._plan(script, goal, 0)
+            steps = self._plan(script, goal, 0, 1)
+            planned = 1
             per_cycle = len(script.keyframes)
+            n_cycles = 1 if goal.loop_mode == "once" else goal.cycles
+            rest = len(script.keyframes) - (script.part_loop_start if goal.loop_mode == "part" else 0)
+            steps_total = per_cycle + max(0, n_cycles - 1) * rest
         else:
             if support is None or getattr(support, "positions", None) is None:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
@@ -385,14 +418,25 @@ class GaitSequencer:
                            r["last_in_cycle"], r["targets"], com) for r in raw]
             script = None
             per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
-        self._run = _Run(goal=goal, script=script, t_start=float(t), pose0=pose0, steps_total=len(steps),
-                         per_cycle=per_cycle, steps=steps,
-                         dynamic=script is not None and not getattr(script, "static_stability", True))
+            steps_total = len(steps)
+        return _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
+                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
+                    dynamic=script is not None and not getattr(script, "static_stability", True))
 
-    def _plan(self, script, goal: MotionGoal, first_cycle: int) -> List[_Step]:
-        """Steps of the cycles [first_cycle, goal.cycles) (part loop restarts at part_loop_start after cycle 0)."""
+    def start_prepared(self, run: _Run, t: float) -> None:
+        """Begin a planned goal at sim time ``t`` (fast). Raises RuntimeError if busy."""
+        if self._run is not None:
+            raise RuntimeError("busy")
+        run.t_start = float(t)
+        self._run = run
+
+    def _plan(self, script, goal: MotionGoal, first_cycle: int, count: Optional[int] = None) -> List[_Step]:
+        """Steps of the cycles [first_cycle, goal.cycles), at most ``count`` of them (part loop restarts at
+        part_loop_start after cycle 0)."""
         out = []
         n_cycles = 1 if goal.loop_mode == "once" else goal.cycles
+        if count is not None:
+            n_cycles = min(n_cycles, first_cycle + count)
         for c in range(first_cycle, n_cycles):
             start = script.part_loop_start if (goal.loop_mode == "part" and c > 0) else 0
             for i in range(start, len(script.keyframes)):
@@ -482,6 +526,10 @@ class GaitSequencer:
             return out
         # 2) next step
         nxt = run.step_idx + 1
+        if nxt >= len(run.steps) and run.script is not None:   # key-frames: plan the next cycle
+            more = self._plan(run.script, run.goal, run.planned_cycles, 1)
+            run.planned_cycles += 1
+            run.steps.extend(more)
         if nxt >= len(run.steps) and run.goal.kind == RECOVER and not run.cancel:
             rec = self._recover_tick(run, t, status, support, pose)
             if rec is not None:
@@ -719,7 +767,8 @@ class GaitSequencer:
             return None
         return Reference(mode=Mode.KEYFRAME, sequence_id=self._new_seq(),
                          joint_names=[JOINT_NAMES[i] for i in np.flatnonzero(kf.selected)],
-                         joint_positions_rad=kf.q[kf.selected], duration_s=kf.duration_s)
+                         joint_positions_rad=kf.q[kf.selected], duration_s=kf.duration_s,
+                         sender=getattr(self, "sender", ""))
 
     def _check_end_posture(self, run: _Run, status: str, reason: str, pose):
         """A goal succeeds only when it ends in the posture it promises: Crawl/Turn upright in the crawl stance,

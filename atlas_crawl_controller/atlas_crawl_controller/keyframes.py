@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import math
 import os
+import stat
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,14 +182,55 @@ def script_path(name_or_path: str) -> str:
     raise FileNotFoundError(f"no key-frame script '{name_or_path}' (looked in {GAITS_DIR})")
 
 
-def load_script(name_or_path: str, _stack=()) -> KeyframeScript:
-    """Load and fully validate a script (by file path or gait name). Raises KeyframeScriptError."""
-    path = script_path(name_or_path)
-    with open(path) as f:
+#: defaults of the read guard (the gait sequencer passes its max_script_bytes / script_load_timeout_s parameters)
+MAX_SCRIPT_BYTES = 1 << 20
+READ_TIMEOUT_S = 1.0
+
+
+def read_text_checked(path: str, max_bytes: int = MAX_SCRIPT_BYTES, timeout_s: float = READ_TIMEOUT_S) -> str:
+    """UTF-8 text of a regular file of at most ``max_bytes``, read within ``timeout_s`` of wall time on a helper
+    thread (a slow mount cannot block the caller longer). FIFOs, devices and directories are refused before
+    anything is opened (opening a FIFO blocks until a writer appears). Raises KeyframeScriptError."""
+    box = {}
+
+    def work():
         try:
-            raw = yaml.safe_load(f)
-        except yaml.YAMLError as e:
-            raise KeyframeScriptError(f"script {path}: YAML error: {e}") from None
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                raise KeyframeScriptError(f"{path}: not a regular file (FIFO, device or directory); refused")
+            if st.st_size > max_bytes:
+                raise KeyframeScriptError(f"{path}: {st.st_size} bytes, more than the {max_bytes} allowed")
+            with open(path, encoding="utf-8") as f:
+                text = f.read(max_bytes + 1)
+            if len(text) > max_bytes:
+                raise KeyframeScriptError(f"{path}: more than the {max_bytes} bytes allowed")
+            box["text"] = text
+        except KeyframeScriptError as e:
+            box["error"] = e
+        except (OSError, UnicodeDecodeError) as e:
+            box["error"] = KeyframeScriptError(f"{path}: cannot read: {type(e).__name__}: {e}")
+        done.set()
+
+    done = threading.Event()
+    threading.Thread(target=work, name="script_reader", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise KeyframeScriptError(f"{path}: not read within {timeout_s} s (slow or blocking file); refused")
+    if "error" in box:
+        raise box["error"]
+    return box["text"]
+
+
+def load_script(name_or_path: str, _stack=(), max_bytes: int = MAX_SCRIPT_BYTES,
+                timeout_s: float = READ_TIMEOUT_S) -> KeyframeScript:
+    """Load and fully validate a script (by file path or gait name). Raises KeyframeScriptError."""
+    if not isinstance(name_or_path, str) or not name_or_path or "\x00" in name_or_path:
+        raise KeyframeScriptError(f"script name must be a non-empty string without NUL, got {name_or_path!r}")
+    path = script_path(name_or_path)
+    text = read_text_checked(path, max_bytes, timeout_s)
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise KeyframeScriptError(f"script {path}: YAML error: {e}") from None
     return parse_script(raw, path, _stack)
 
 

@@ -126,9 +126,14 @@ class GaitSequencerNode(ReleasingLifecycleNode):
 
     # ------------------------------------------------------------------ parameters
     def _apply_params(self, new) -> Optional[str]:
+        seq = self._seq
+        if seq is not None:   # file reads (bounded by the file guards) happen without the lock
+            reason = seq.check_scripts(new)
+            if reason:
+                return reason
         with self._lock:
             if self._seq is not None:
-                reason = self._seq.set_params(new)
+                reason = self._seq.set_params(new, scripts_checked=self._seq is seq)
                 if reason:
                     return reason
             rate_changed = new["rate_hz"] != self.params["rate_hz"]
@@ -279,32 +284,67 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 self._outcome = None
                 self._feedback = None
 
+    def _plan_off_lock(self, mg, goal_handle):
+        """Plan the goal on a planner thread without the node lock (goal, cancel and parameter requests keep being
+        answered), bounded by ``planning_timeout_s`` of wall time. Returns (seq, run, error, canceled)."""
+        with self._lock:
+            seq = self._seq
+            if not self._active or seq is None:
+                return None, None, "inactive", False
+            pose = self._pose_or_zero()
+            sup = None
+            if self._support is not None:
+                sm = self._support
+                sup = SimpleNamespace(
+                    positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
+                    com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
+        box = {}
+
+        def work():
+            try:
+                box["run"] = seq.prepare(mg, pose, sup)
+            except Exception as e:  # noqa: BLE001 — reported as the goal's reason
+                box["error"] = f"cannot start '{mg.description}': {type(e).__name__}: {e}"
+            done.set()
+
+        done = threading.Event()
+        threading.Thread(target=work, name="goal_planner", daemon=True).start()
+        deadline = time.monotonic() + self.params["planning_timeout_s"]
+        while not done.wait(0.02):
+            if goal_handle.is_cancel_requested:
+                return seq, None, "canceled while planning; nothing moved", True
+            if not self._active or not rclpy.ok(context=self.context):
+                return seq, None, "inactive", False
+            if time.monotonic() > deadline:
+                return seq, None, (f"planning '{mg.description}' took longer than planning_timeout_s = "
+                                   f"{self.params['planning_timeout_s']} s (wall clock); nothing moved"), False
+        return seq, box.get("run"), box.get("error"), False
+
     def _execute_inner(self, kind, atype, goal_handle):
         with self._lock:
             mg = self._pending_goal
             self._outcome = None
             self._feedback = None
             self._event.clear()
-            start_error = None
-            if not self._active or self._seq is None:
+        seq, run, start_error, canceled = self._plan_off_lock(mg, goal_handle)
+        with self._lock:
+            if start_error is None and (not self._active or self._seq is not seq):
                 start_error = "inactive"
-            else:
+            if start_error is None:
                 try:
-                    sup = None
-                    if self._support is not None:
-                        sm = self._support
-                        sup = SimpleNamespace(
-                            positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
-                            com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
-                    self._seq.start(mg, self._now_s(), self._pose_or_zero(), sup)
-                except Exception as e:
+                    seq.start_prepared(run, self._now_s())
+                except Exception as e:  # noqa: BLE001
                     start_error = f"cannot start '{mg.description}': {type(e).__name__}: {e}"
             self._progress_wall = time.monotonic()
             if start_error is None:
                 self._tick_locked()
         if start_error is not None:
-            goal_handle.abort()
-            self.counters["aborted"] += 1
+            if canceled and goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                self.counters["canceled"] += 1
+            else:
+                goal_handle.abort()
+                self.counters["aborted"] += 1
             return atype.Result(success=False, reason=start_error)
         period_fb = 1.0 / self.params["feedback_rate_hz"]
         last_fb = 0.0

@@ -56,8 +56,13 @@ def make_goal(kind: str, fields: dict):
 class GoalClient:
     """Action clients for the three actions on ``node`` plus the goal-rejection listener."""
 
-    def __init__(self, node):
+    def __init__(self, node, sim_time: Optional[Callable[[], float]] = None, stall_wall_s: float = 30.0):
+        """``sim_time``: a clock of the simulation (e.g. ``Stack.sim.sim_time``). With it, ``result_timeout_s`` is
+        measured in sim time, and a wait only gives up early if sim time stands still for ``stall_wall_s`` of wall
+        time — so a loaded machine that runs the simulation slowly does not make a goal "time out"."""
         self.node = node
+        self.sim_time = sim_time
+        self.stall_wall_s = stall_wall_s
         self.clients = {k: ActionClient(node, t, name) for k, (t, name) in ACTION_TYPES.items()}
         self._rejections: Dict[str, str] = {}
         self._rej_lock = threading.Lock()
@@ -128,8 +133,19 @@ class GoalClient:
         done = threading.Event()
         res_fut.add_done_callback(lambda _f: done.set())
         t_acc = time.monotonic()
+        clock = self.sim_time
+        s_acc = clock() if clock else None
+        s_last, w_last = s_acc, t_acc
         while not done.is_set():
-            if time.monotonic() - t_acc > result_timeout_s:
+            now = time.monotonic()
+            if clock is None:
+                expired = now - t_acc > result_timeout_s
+            else:
+                s_now = clock()
+                if s_now != s_last:
+                    s_last, w_last = s_now, now
+                expired = s_now - s_acc > result_timeout_s or now - w_last > self.stall_wall_s
+            if expired:
                 rec.status = "timeout"
                 rec.wall_s = time.monotonic() - w0
                 return rec
