@@ -65,6 +65,8 @@ from atlas_description import LIMB_NAMES
 from gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
 from search_gait import BOUNDS
 
+from atlas_crawl_kinematics.progress import Progress
+
 #: design parameters that change the contacts of the first key-frame (the crawl stance): not tunable here
 STANCE_PARAMS = ("stride_m", "hand_x_m", "hand_y_m", "knee_x_m", "knee_y_m", "com_x_m", "pelvis_dz_m", "pitch_deg",
                  "order", "turn_rad")
@@ -388,6 +390,7 @@ def main(argv=None):
                     "score = worst run")
     ap.add_argument("--v-cap", type=float, default=None, help="cap on the velocity credit in the score, m/s")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--quiet", action="store_true", help="no progress bar, no per-candidate lines")
     ap.add_argument("--trim-from", default=None, help="write --out = this script + --trim joint offsets, and exit")
     ap.add_argument("--trim", default="{}", help="JSON {joint: offset rad} for --trim-from")
     ap.add_argument("--stance-s", type=float, default=None, help="--trim-from: stance key-frame duration, s")
@@ -422,25 +425,28 @@ def main(argv=None):
             print("eval failed:", e, file=sys.stderr)
             return (-10.0,) + (None,) * 5
 
+    bar = Progress(1 + a.iters * a.lam, desc="search_fast_crawl", unit="candidate", quiet=a.quiet)
     J, rp, rf, kfs, p, txt = run(x)
+    bar.update(1)
     best = dict(J=J, x=x.copy(), rp=rp, rf=rf, p=p, txt=txt)
-    print(f"start J={J:+.4f} x={dict(zip(a.params, np.round(x, 3)))}\n  {fmt(rp)}\n  {fmt(rf) if rf else ''}",
-          flush=True)
+    bar.write(f"start J={J:+.4f} x={dict(zip(a.params, np.round(x, 3)))}\n  {fmt(rp)}\n  {fmt(rf) if rf else ''}")
     step = a.step
     for it in range(a.iters):
         improved = False
         for _ in range(a.lam):
             xc = np.clip(best["x"] + rng.normal(0, step, len(x)) * (hi - lo), lo, hi)
             J, rp, rf, kfs, p, txt = run(xc)
+            bar.update(1, info=f"iteration {it + 1}/{a.iters}, best J {max(best['J'], J):+.4f}")
             if rp is None:
                 continue
             tag = ""
             if J > best["J"]:
                 best.update(J=J, x=xc, rp=rp, rf=rf, p=p, txt=txt)
                 improved, tag = True, " *"
-            print(f"it {it} J={J:+.4f}{tag} x={dict(zip(a.params, np.round(xc, 3)))}\n  {fmt(rp)}\n"
-                  f"  {fmt(rf) if rf else ''}", flush=True)
+            bar.write(f"it {it} J={J:+.4f}{tag} x={dict(zip(a.params, np.round(xc, 3)))}\n  {fmt(rp)}\n"
+                      f"  {fmt(rf) if rf else ''}")
         step = step * (1.1 if improved else 0.85)
+    bar.close()
     print("BEST", json.dumps({k: v for k, v in best["p"].items() if k != "order"}))
     print("BEST", fmt(best["rp"]), "|", fmt(best["rf"]) if best["rf"] else "")
     if a.out:

@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from gait_design import CRAWL_DEFAULTS, DESCRIPTIONS, PRESETS, TURN_DEFAULTS, CrawlDesigner, parse_sets, to_yaml
+from atlas_crawl_kinematics.progress import Progress
 from atlas_crawl_mujoco.run_gait import run
 
 #: search boxes (lo, hi)
@@ -88,7 +89,7 @@ def com_errors(designer, kfs, log):
     return {k: np.mean(v, 0) for k, v in errs.items()}
 
 
-def ilc(gait, params, iters=4, cycles=4, gain=0.7, out=None, designer=None):
+def ilc(gait, params, iters=4, cycles=4, gain=0.7, out=None, designer=None, bar=None):
     """Iterative learning of the physics CoM bias (``com_bias`` of gait_design): design → play ``cycles`` part-loop
     cycles → measure :func:`com_errors` → bias ← (1−gain)·bias + gain·error (mirror-averaged for the crawl's
     mirrored halves) → redesign. The CoM targets then put the *physics* CoM at the planned margin while the
@@ -107,9 +108,11 @@ def ilc(gait, params, iters=4, cycles=4, gain=0.7, out=None, designer=None):
             f.write(to_yaml(kfs, gait, DESCRIPTIONS[gait], p))
         r = run(tmp, cycles, "part", quiet=True)
         J = score(r, kind, sign)
-        print(f"ilc {it}: J={J:+.4f} v={r['along_m'] / r['time_s']:+.4f} drift={r['drift_per_cycle_m']:.3f} "
+        (bar.write if bar is not None else print)(f"ilc {it}: J={J:+.4f} v={r['along_m'] / r['time_s']:+.4f} drift={r['drift_per_cycle_m']:.3f} "
               f"turn={r['turn_per_cycle_deg']:+.2f} fell={r['fell']} margin={r['min_tripod_margin_m']:+.3f} "
-              f"loss={r['stance_loss_fraction']:.2f} bias={pp['com_bias']}", flush=True)
+              f"loss={r['stance_loss_fraction']:.2f} bias={pp['com_bias']}")
+        if bar is not None:
+            bar.update(1, info=f"best J {max(best['J'], J):+.4f}")
         if J > best["J"]:
             best.update(J=J, params=p, kfs=kfs, r={k: v for k, v in r.items() if k != "log"})
         if it == iters or r["fell"]:
@@ -139,13 +142,15 @@ def main(argv=None):
     ap.add_argument("--maxfev", type=int, default=30)
     ap.add_argument("--cycles", type=int, default=3)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--quiet", action="store_true", help="no progress bar, no per-evaluation lines")
     ap.add_argument("--ilc", type=int, default=0, metavar="N",
                     help="instead of Nelder-Mead: N iterations of CoM-bias learning (see ilc()) from the preset/--set")
     a = ap.parse_args(argv)
     if a.ilc:
         base = dict(PRESETS.get(a.gait, {}))
         base.update(parse_sets(a.set))
-        ilc(a.gait, base, iters=a.ilc, cycles=a.cycles, out=a.out)
+        with Progress(a.ilc + 1, desc=f"search_gait --ilc {a.gait}", unit="iteration", quiet=a.quiet) as bar:
+            ilc(a.gait, base, iters=a.ilc, cycles=a.cycles, out=a.out, bar=bar)
         return 0
     kind = "turn" if a.gait.startswith("turn") else "crawl"
     sign = -1.0 if a.gait == "crawl_backward" else 1.0
@@ -160,6 +165,7 @@ def main(argv=None):
     tmp = os.path.join(tempfile.mkdtemp(prefix="search_gait_"), a.gait + ".yaml")
     best = dict(J=-np.inf)
     hist = []
+    bar = Progress(a.maxfev, desc=f"search_gait {a.gait}", unit="evaluation", quiet=a.quiet)
 
     def params_of(z):
         x = np.clip(x0 + z * scale, lo, hi)
@@ -174,12 +180,15 @@ def main(argv=None):
             r, kfs, p = evaluate(d, a.gait, pp, a.cycles, tmp)
         except Exception as e:   # infeasible design
             print("eval failed:", e, file=sys.stderr)
+            bar.update(1)
             return 10.0
         J = score(r, kind, sign)
         hist.append((J, x.tolist()))
-        print(f"J={J:+.4f} x={np.round(x, 3).tolist()} along={r['along_m']:+.3f} v={r['along_m'] / r['time_s']:+.4f} "
-              f"drift={r['drift_per_cycle_m']:.3f} turn={r['turn_per_cycle_deg']:+.2f} fell={r['fell']} "
-              f"margin={r['min_tripod_margin_m']:+.3f} loss={r['stance_loss_fraction']:.2f}", flush=True)
+        bar.update(1, info=f"best J {max(best['J'], J):+.4f}")
+        bar.write(f"J={J:+.4f} x={np.round(x, 3).tolist()} along={r['along_m']:+.3f} "
+                  f"v={r['along_m'] / r['time_s']:+.4f} drift={r['drift_per_cycle_m']:.3f} "
+                  f"turn={r['turn_per_cycle_deg']:+.2f} fell={r['fell']} "
+                  f"margin={r['min_tripod_margin_m']:+.3f} loss={r['stance_loss_fraction']:.2f}")
         if J > best["J"]:
             best.update(J=J, params=p, kfs=kfs, r=r)
         return -J
@@ -187,6 +196,7 @@ def main(argv=None):
     minimize(f, np.zeros(len(x0)), method="Nelder-Mead",
              options=dict(maxfev=a.maxfev, initial_simplex=np.vstack([np.zeros(len(x0)),
                                                                        0.15 * np.eye(len(x0))]), xatol=1e-3))
+    bar.close()
     r = best["r"]
     meas = (f"{a.cycles} part-loop cycles seed 0: along {r['along_m']:+.3f} m, v {r['velocity_mps']:.4f} m/s, "
             f"drift {r['drift_per_cycle_m']:.3f} m/cycle, turn {r['turn_per_cycle_deg']:+.2f} deg/cycle, "

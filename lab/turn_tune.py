@@ -26,6 +26,7 @@ import tempfile
 import numpy as np
 
 from atlas_crawl_controller.keyframes import load_script
+from atlas_crawl_kinematics.progress import Progress
 
 from gait_design import DESCRIPTIONS, PRESETS, CrawlDesigner, parse_sets, to_yaml
 from atlas_crawl_mujoco.run_sequence import MAX_SATURATION_S
@@ -133,6 +134,7 @@ def main(argv=None):
     ap.add_argument("--noise", type=float, default=0.01, help="start-pose joint noise, ±rad (evaluation default)")
     ap.add_argument("--right", action="store_true", help="also play the mirror image (turn_right)")
     ap.add_argument("--out", default=None, help="write the designed turn_left YAML here")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar (the per-trial lines are kept)")
     a = ap.parse_args(argv)
     if a.script:
         left = load_script(a.script)
@@ -144,10 +146,13 @@ def main(argv=None):
         print("wrote", path)
         left = load_script(path)
     scripts = [("left", left)] + ([("right", left.mirrored("turn_right"))] if a.right else [])
-    for side, sc in scripts:
-        for sd in a.seeds:
-            r = play(sc, a.cycles, sd, a.noise)
-            print(f"{side} seed {sd}: {fmt(r)}", flush=True)
+    with Progress(len(scripts) * len(a.seeds), desc="turn_tune", unit="trial", quiet=a.quiet) as bar:
+        for side, sc in scripts:
+            for sd in a.seeds:
+                bar.set_info(f"{side} seed {sd}")
+                r = play(sc, a.cycles, sd, a.noise)
+                bar.update(1)
+                (print if a.quiet else bar.write)(f"{side} seed {sd}: {fmt(r)}")
     return 0
 
 
