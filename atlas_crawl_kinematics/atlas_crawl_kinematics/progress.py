@@ -7,7 +7,7 @@
             bar.update(1, info="crawl_forward seed 3")
 
 Modes: ``"bar"`` = a tqdm bar (runs done/total, remaining, elapsed, ETA) redrawn in place; ``"off"`` = no bar.
-``mode="auto"`` (default) draws the bar only when the stream is a terminal, so CI logs get no redraws; the
+:func:`track` wraps a loop over a list (e.g. a robustness matrix's cells). ``mode="auto"`` (default) draws the bar only when the stream is a terminal, so CI logs get no redraws; the
 environment variable ``ATLAS_CRAWL_PROGRESS`` = bar/off overrides auto. ``quiet=True`` = no bar and
 :meth:`write` prints nothing (the command's final summary is its own business).
 :meth:`status` gives "3/10 done, 7 left, ETA 1m05s" for plain log lines.
@@ -108,4 +108,18 @@ class Progress:
         return False
 
 
-__all__ = ["Progress", "MODES"]
+def track(items, desc: str = "", unit: str = "run", quiet: bool = False, info=None, stream=None):
+    """Iterate over ``items`` (a sized collection) with a :class:`Progress`; ``info(item)`` is shown while an item
+    runs. E.g. a robustness matrix: ``for cell in track(cells, "robustness", "cell", info=str): ...``"""
+    items = list(items)
+    if not items:
+        return
+    with Progress(len(items), desc=desc, unit=unit, quiet=quiet, stream=stream) as bar:
+        for it in items:
+            if info is not None:
+                bar.set_info(str(info(it)))
+            yield it
+            bar.update(1)
+
+
+__all__ = ["Progress", "MODES", "track"]

@@ -66,3 +66,13 @@ def test_status_eta_from_mean_rate():
 def test_bad_arguments_rejected(kw):
     with pytest.raises(ValueError):
         Progress(**kw)
+
+
+def test_track_iterates_and_counts():
+    from atlas_crawl_kinematics.progress import track
+    s = _Tty()
+    seen = list(track(["a", "b", "c"], desc="matrix", unit="cell", info=lambda c: f"cell {c}", stream=s))
+    assert seen == ["a", "b", "c"]
+    out = s.getvalue()
+    assert "3/3 cells" in out and "cell c" in out
+    assert list(track([], desc="empty")) == []
