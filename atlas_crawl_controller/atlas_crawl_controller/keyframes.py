@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from .robot_info import JOINT_INDEX, JOINT_NAMES, LIMB_NAMES, joint_limits
+from atlas_description import JOINT_INDEX, JOINT_NAMES, LIMB_NAMES, joint_limits
 
 GAITS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gaits")
 

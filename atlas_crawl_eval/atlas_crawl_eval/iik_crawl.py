@@ -42,7 +42,8 @@ from atlas_crawl_kinematics.cartesian_gait import CartesianGait, GaitParams, LIM
 from atlas_crawl_kinematics.com_modulation import ROOT_CHOICES, CoMModulatedIIK
 from atlas_crawl_kinematics.iik import IIKParams
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_crawl_kinematics.robot_source import CONTACT_FRAMES, atlas_urdf_string
+from atlas_description import CONTACT_FRAMES
+from atlas_description import model_urdf as atlas_urdf_string
 from atlas_crawl_kinematics.stance import STANCE_SOURCES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 from atlas_crawl_controller.parameters import ParameterError

@@ -1,7 +1,6 @@
 """Run-time MuJoCo model of the DRC Atlas, built with mujoco.MjSpec from our URDF.
 
-Source of the URDF: ``atlas_description.urdf_string(sim="mujoco")`` when that package is importable, else the
-reference drcsim URDF + MultiSense head (one-line switch in ``atlas_crawl_controller.robot_info.urdf_source``).
+Source of the URDF: ``atlas_description.model_urdf(sim)`` (= ``urdf_string(sim="mujoco")``, cached).
 MjSpec then adds what a URDF cannot say: free joint on the pelvis, floor plane, 28 position servos (gains and
 force limits from config/mujoco_sim_parameters.yaml; force limit = URDF effort limit), contact/friction settings,
 contact-frame sites and a tracking camera.
@@ -18,8 +17,8 @@ import re
 import mujoco
 import numpy as np
 
-from atlas_crawl_controller.robot_info import (CONTACT_FRAMES, JOINT_NAMES, SOLE_FRAMES, joint_limits,
-                                               urdf_source)
+from atlas_description import CONTACT_FRAMES, JOINT_NAMES, SOLE_FRAMES, joint_limits
+from atlas_description import model_urdf as urdf_source
 
 from .params import load_params
 
