@@ -24,7 +24,7 @@ import numpy as np
 from atlas_crawl_controller.cartesian import cartesian_plan, make_cartesian_solver
 from atlas_crawl_controller.controller_core import CrawlControllerCore, Reference
 from atlas_crawl_controller.keyframes import load_script
-from atlas_crawl_mujoco.iik_crawl import robot_model, start_stance
+from atlas_crawl_eval.iik_crawl import robot_model, start_stance
 from atlas_crawl_mujoco.sim import AtlasSim
 
 
@@ -80,9 +80,14 @@ def _stats(a_s) -> str:
 
 
 def run_cartesian(a, overrides):
-    model = robot_model()
     sim = AtlasSim(seed=0)
-    home, _ = start_stance(sim, model)
+    if a.start == "nominal":
+        start_stance(sim, robot_model())
+    else:   # what the embedded graph starts from (sim node initial_pose)
+        script = load_script(a.start)
+        quat = getattr(script, "start_quat_wxyz", None) or (1.0, 0.0, 0.0, 0.0)
+        sim.reset(script.keyframes[0].q, base_quat_wxyz=tuple(quat))
+        sim.step(1500)
     core = CrawlControllerCore()
     core.configure({"update_rate_hz": a.rate})
     core.set_cartesian_solver(*make_cartesian_solver(params=overrides))
@@ -135,6 +140,9 @@ def main(argv=None):
     ap.add_argument("--backward", action="store_true")
     ap.add_argument("--rate", type=float, default=250.0, help="core update rate, Hz")
     ap.add_argument("--keyframe-cycles", type=int, default=1)
+    ap.add_argument("--start", default="nominal",
+                    help="start pose of the Cartesian crawl: nominal (iik_crawl's start stance) or a gait script's "
+                         "first key-frame, e.g. crawl_forward (the embedded graph's initial pose)")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="crawl tracker parameters, e.g. iik.max_iterations=2 solve_rate_hz=250")
     a = ap.parse_args(argv)

@@ -63,10 +63,13 @@ class SegmentSample:
 
 class SegmentPlan:
     r"""One Cartesian reference as a tracker plan: contacts :math:`p(t) = p_0 + s(t/T)(p_1 - p_0)` (minimum-jerk
-    :math:`s`), a constant stance set, the heading of the interpolated pattern; no CoM or pelvis plan (with CoM
-    modulation the margin point of the support polygon is the CoM target)."""
+    :math:`s`), a constant stance set, the heading of the interpolated pattern, and a CoM plan
+    :math:`c(t) = c_0 + s(t/T)(c_1 - c_0)` from ``com0_xy`` (the previous segment's end, or the measured CoM) to the
+    planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
+    centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
+    ``com_margin_m`` (:func:`margin_point`). With fewer than 3 stance contacts the CoM plan stays at ``com0_xy``."""
 
-    def __init__(self, p0, p1, stance, duration_s: float):
+    def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04):
         self.p0 = np.asarray(p0, float).reshape(4, 3)
         self.p1 = np.asarray(p1, float).reshape(4, 3)
         self.stance = np.asarray(stance, bool).reshape(4)
@@ -74,10 +77,18 @@ class SegmentPlan:
         self.h0 = pattern_heading_rad(self.p0)
         dh = pattern_heading_rad(self.p1) - self.h0
         self.dh = (dh + math.pi) % (2 * math.pi) - math.pi
+        self.c0 = None if com0_xy is None else np.asarray(com0_xy, float).reshape(2)
+        self.c1 = self.c0
+        if self.c0 is not None and self.stance.sum() >= 3:
+            from atlas_crawl_kinematics.cartesian_gait import margin_point
+            self.c1 = margin_point(self.p1[:, :2].mean(axis=0), self.p1[self.stance, :2], com_margin_m)
 
     def sample(self, t: float) -> SegmentSample:
         s = float(min_jerk(min(max(t / self.duration_s, 0.0), 1.0))[0]) if self.duration_s > 0 else 1.0
-        return SegmentSample(self.p0 + s * (self.p1 - self.p0), self.stance.copy(), self.h0 + s * self.dh)
+        out = SegmentSample(self.p0 + s * (self.p1 - self.p0), self.stance.copy(), self.h0 + s * self.dh)
+        if self.c0 is not None:
+            out.com_xy = self.c0 + s * (self.c1 - self.c0)
+        return out
 
 
 class FKSensed:
@@ -120,6 +131,9 @@ class CartesianLaw:
 
     #: a target may lie at most this far below the ground plane z = 0 (press / seek offsets are smaller)
     MAX_BELOW_GROUND_M = 0.1
+    #: the floating base may move this far within one reference to bring a limb's target into its reach (a
+    #: measured crawl put a knee target 0.74 m from the pelvis with a 0.65 m chain)
+    BASE_TRAVEL_M = 0.5
 
     def __init__(self, model=None, params=None):
         from atlas_crawl_kinematics.model import RobotModel
@@ -160,8 +174,8 @@ class CartesianLaw:
     def check(self, targets, stance, pose7=None) -> Optional[str]:
         """None if the reference can be tracked, else the reason: at least 3 stance contacts whose targets span a
         support polygon (no three collinear within 2 cm), no target deeper than ``MAX_BELOW_GROUND_M`` under the
-        ground, every target within its limb's reach of the measured pelvis (``pose7``) and every pair of targets
-        within the sum of their reaches."""
+        ground, every target within its limb's reach (chain length) + ``BASE_TRAVEL_M`` of the measured pelvis
+        (``pose7``) and every pair of targets within the sum of their reaches."""
         from atlas_crawl_kinematics.support import support_polygon
         tg = np.asarray(targets, float).reshape(4, 3)
         st = np.asarray(stance, bool).reshape(4)
@@ -183,11 +197,11 @@ class CartesianLaw:
             p = np.asarray(pose7, float)[:3]
             if np.all(np.isfinite(p)):
                 d = np.linalg.norm(tg - p, axis=1)
-                far = np.flatnonzero(d > self.reach_m)
+                far = np.flatnonzero(d > self.reach_m + self.BASE_TRAVEL_M)
                 if far.size:
                     i = int(far[0])
                     return (f"target of {names[i]} is {d[i]:.3g} m from the pelvis, outside its reachable workspace "
-                            f"({self.reach_m[i]:.2f} m)")
+                            f"({self.reach_m[i]:.2f} m chain + {self.BASE_TRAVEL_M} m base travel)")
         poly = support_polygon(tg[st, :2])
         if len(poly) < 3 or _min_height(tg[st, :2]) < 0.02:
             return "stance targets are (nearly) collinear: no support polygon to hold the robot"

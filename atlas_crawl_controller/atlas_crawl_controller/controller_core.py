@@ -481,8 +481,13 @@ class CrawlControllerCore:
         period = 1.0 / self.params["update_rate_hz"]
         cont = (self._tracker is not None and c is not None and c.get("tracked")
                 and c.get("t_last", -math.inf) >= time_s - 0.1)
-        p0 = c["p1"] if cont else np.asarray(self._law.contact_fk(self._safe.copy(), pelvis_pose), float)
-        plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s)
+        if cont:
+            p0, com0 = c["p1"], c["plan"].c1
+        else:
+            sensed = self._law.sensed(self._safe.copy(), pelvis_pose)
+            p0, com0 = sensed.contacts, sensed.com_xy
+        plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s, com0,
+                           self._law.params["com.plan_margin_m"])
         if cont:
             self._tracker.restart_clock()
             self._tracker.com_modulation = bool(ref.com_modulation)
