@@ -115,3 +115,24 @@ def test_diagnostics_published_by_every_node(stack):  # noqa: F811
     while time.monotonic() < t_end and not want <= names:
         time.sleep(0.1)
     assert want <= names, names
+
+
+def test_stale_pelvis_pose_aborts_goal_with_reason(goals, stack):  # noqa: F811
+    """A pose that stops arriving (here: 1 Hz instead of 100 Hz, with pose_timeout_s = 0.7 s) is a defined state:
+    the running goal aborts with the reason; back at 100 Hz a fresh crawl succeeds."""
+    from rclpy.parameter import Parameter
+    assert stack.sequencer.set_parameters([Parameter("pose_timeout_s", value=0.7)])[0].successful
+    slowed = []
+
+    def slow_pose(_fb):
+        if not slowed:
+            slowed.append(stack.sim.set_parameters([Parameter("pelvis_pose_rate_hz", value=1.0)])[0].successful)
+        return False
+    try:
+        rec = goals.run("crawl", {"cycles": 2}, result_timeout_s=120, cancel_when=slow_pose)
+    finally:
+        stack.sim.set_parameters([Parameter("pelvis_pose_rate_hz", value=100.0)])
+        stack.sequencer.set_parameters([Parameter("pose_timeout_s", value=2.0)])
+    assert slowed == [True]
+    assert rec.status == "aborted" and "stale pelvis pose" in rec.result.reason, (rec.status, rec.result)
+    _crawl_one(goals)

@@ -573,9 +573,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     import shlex
-    from atlas_crawl_bringup.send_goal import goal_from_text
+    from atlas_crawl_bringup.send_goal import goal_from_text, parse_fields
     try:
         goal = goal_from_text(a.action, a.goal)
+        fields = parse_fields(a.action, a.goal)   # the goal as given (written to result.yaml)
     except ValueError as e:
         print(f"bad goal: {e}", file=sys.stderr)
         return EXIT_UNAVAILABLE

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 
 from atlas_crawl_eval import graph_trial as gt
 from atlas_crawl_eval.metrics import MetricError, crawl_metrics, turning_metrics
@@ -297,3 +298,14 @@ def test_live_one_crawl_cycle_through_the_embedded_graph(live_stack, tmp_path):
 def _crawl_goal(**fields):
     from atlas_crawl_controller.nodes.goal_client import make_goal
     return make_goal("crawl", fields)
+
+
+def test_live_cli_end_to_end_writes_its_outputs(live_stack, tmp_path):
+    """The command itself (main), not only run_graph_trial: it once raised NameError on its first print (an
+    undefined ``fields``) and no test ran it to the end."""
+    out = tmp_path / "cli"
+    rc = gt.main(["crawl", "{cycles: 1, speed_scale: 2.0}", "--out", str(out), "--no-feedback",
+                  "--settle-before", "0.5", "--settle-after", "0.5", "--timeout", "300"])
+    assert rc == 0
+    res = yaml.safe_load((out / "result.yaml").read_text(encoding="utf-8"))
+    assert res["status"] == "succeeded" and res["goal"] == {"cycles": 1, "speed_scale": 2.0}

@@ -99,6 +99,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._support: Optional[SupportState] = None
         self._support_wall = 0.0
         self._pose: Optional[np.ndarray] = None
+        self._pose_t: Optional[float] = None        # sim time of the last valid pelvis pose
         self._outcome: Optional[gs.Outcome] = None
         self._feedback: Optional[dict] = None
         self._event = threading.Event()
@@ -113,6 +114,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._iik_available = cartesian_available()
         self._cb_actions = ReentrantCallbackGroup()
         self._cb_timer = MutuallyExclusiveCallbackGroup()
+        # the inputs that are only stored get their own group: a timer that is always due (sim time running faster
+        # than the node) must not starve them
+        self._cb_inputs = MutuallyExclusiveCallbackGroup()
         self._pub_rej = self.create_publisher(String, topics.GOAL_REJECTIONS, REJECTIONS_QOS)
         self._servers = []
         for kind, (atype, name) in ACTIONS.items():
@@ -165,9 +169,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 self.create_subscription(ControllerStatus, topics.STATUS, self._on_status, 50,
                                          callback_group=self._cb_timer),
                 self.create_subscription(SupportState, topics.SUPPORT_STATE, self._on_support, 10,
-                                         callback_group=self._cb_timer),
+                                         callback_group=self._cb_inputs),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
-                                         callback_group=self._cb_timer),
+                                         callback_group=self._cb_inputs),
             ]
             self._restart_timer(self.params["rate_hz"], callback_group=self._cb_timer)
             return TransitionCallbackReturn.SUCCESS
@@ -226,6 +230,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._stop_goal(why)
             return
         self._pose = pose
+        self._pose_t = self._now_s()
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
         self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")
@@ -438,6 +443,10 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
                 self._last_keepalive = t
                 self._publish_ref(Reference(mode=Mode.HOLD, sequence_id=0))
+            return
+        if self._pose_t is not None and t - self._pose_t > self.params["pose_timeout_s"]:
+            self._stop_goal(f"stale pelvis pose: none valid for {t - self._pose_t:.2f} s of sim time "
+                            f"(pose_timeout_s = {self.params['pose_timeout_s']} s)")
             return
         st = self._status
         support = None
