@@ -167,7 +167,9 @@ def main(argv=None) -> int:
             new_falls, n_falls = fs["events"][n_falls:], len(fs["events"])
             say(f"  ground truth: posture {fs['posture']}, "
                 + ("falls: " + "; ".join(f"t={e['onset_t']:.2f} s {e['reason']}" for e in new_falls)
-                   if new_falls else "no fall"))
+                   if new_falls else "no fall")
+                + (" (expected: a roll lies down; its result checks the end posture)" if kind == "roll" and new_falls
+                   else ""))
             if kind != "roll" and new_falls:
                 ok = False
                 outcomes.append((kind, "FELL", new_falls[0]["reason"]))
