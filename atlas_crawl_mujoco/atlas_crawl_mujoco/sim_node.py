@@ -120,6 +120,10 @@ class MujocoSimNode(GuardedNodeMixin, Node):
                                  QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE), callback_group=cg)
         self.create_service(Trigger, topics.SIM_RESET, self._on_reset, callback_group=cg)
         self._last_status_key = None
+        self._echo_t: Optional[float] = None   # last /clock delivered back by this node's executor (pacing)
+        self._echo_wall = 0.0
+        self.create_subscription(Clock, topics.CLOCK, self._on_clock_echo, 10,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
         self._next = {}
         self._thread = threading.Thread(target=self._physics_loop, name="mujoco_physics", daemon=True)
         self._thread.start()
@@ -232,9 +236,25 @@ class MujocoSimNode(GuardedNodeMixin, Node):
                     wall0, sim0 = now, t
             else:
                 sim0 = None
+                self._wait_for_graph(t)
                 if now - last_yield > self.params["max_lead_s"]:
                     time.sleep(0.0005)  # let the executor threads run (GIL)
                     last_yield = time.perf_counter()
+
+    def _on_clock_echo(self, msg: Clock):
+        self._echo_t = msg.clock.sec + msg.clock.nanosec * 1e-9
+        self._echo_wall = time.monotonic()
+
+    def _wait_for_graph(self, t: float) -> None:
+        """As fast as possible = as fast as the graph follows: wait while the executor lags the published clock by
+        more than max_graph_lag_s (bounded: 0.5 s wall per period; off when no echo arrived for 5 s, e.g. a node
+        that nobody spins)."""
+        lag_max = self.params["max_graph_lag_s"]
+        if lag_max <= 0 or self._echo_t is None or time.monotonic() - self._echo_wall > 5.0:
+            return
+        w_end = time.monotonic() + 0.5
+        while t - self._echo_t > lag_max and time.monotonic() < w_end and not self._stop.is_set():
+            time.sleep(0.0005)
 
     def _control_period(self):
         sim = self.sim
