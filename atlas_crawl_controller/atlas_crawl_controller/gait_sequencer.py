@@ -840,8 +840,13 @@ class GaitSequencer:
             return TickOutput(feedback=self._feedback(run, support, pose, "settling"))
         run.settle_since = None
         info = dict(initial_posture=run.postures[0] if run.postures else fd.CRAWL, stages=tuple(run.stages))
-        if len(run.stages) < run.goal.max_cycles and self._plan_recover_stage(run, pose):
-            return None
+        try:
+            if len(run.stages) < run.goal.max_cycles and self._plan_recover_stage(run, pose):
+                return None
+        except Exception as e:   # a recovery script that cannot load ends the goal with the reason
+            o = self._finish("aborted", f"cannot load the next recovery script: {type(e).__name__}: {e}", t, pose)
+            o.initial_posture, o.stages = info["initial_posture"], info["stages"]
+            return TickOutput(outcome=o)
         up = self._recover_posture(pose) == "up"
         if up and run.then is not None:
             then, t0 = run.then, run.t_start

@@ -194,3 +194,16 @@ def test_auto_recover_recovers_then_runs_the_goal():
 def test_invalid_recover_goals(bad):
     g, why = validate_recover(SimpleNamespace(max_stages=bad), parameter_set().values())
     assert g is None and "max_stages" in why
+
+
+def test_recover_aborts_with_reason_when_a_script_cannot_load():
+    def loader(name):
+        if name == "init_crawl_stance_from_prone":
+            raise OSError("disk gone")
+        return load_script(name)
+    lp = Loop(pose0=SUPINE)
+    lp.seq = GaitSequencer(lp.p, script_loader=loader)
+    lp.settle()
+    out = lp.run(validate_recover(SimpleNamespace(max_stages=0), lp.p)[0], on_phase=chain)
+    assert out.status == "aborted" and "cannot load the next recovery script" in out.reason and "disk gone" in out.reason
+    assert out.stages == ("roll_to_belly",) and not lp.seq.busy
