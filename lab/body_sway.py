@@ -229,7 +229,7 @@ def stance_from_keyframe(model: RobotModel, path: str | None = None) -> tuple[ND
         return model.clip_to_limits(q), quat_wxyz_to_R(CRAWL_STANCE_QUAT_WXYZ)
     import yaml
 
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         doc = yaml.safe_load(f)
     kf = doc["keyframes"][0]["joints"]
     q = np.array([float(kf[n]) for n in model.joint_names])

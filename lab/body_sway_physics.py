@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} runs in {time.time() - t0:.0f} s (load {os.getloadavg()[0]:.1f})")
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out, "w") as f:
+        with open(a.out, "w", encoding="utf-8") as f:
             f.write(text + "\n")
     return 0
 

@@ -489,7 +489,7 @@ def main(argv=None):
               f"{k['com'][1]:+.3f}) err {k['err'] * 1000:.1f} mm", file=sys.stderr)
     txt = to_yaml(kfs, a.name or a.gait, DESCRIPTIONS[a.gait], p)
     if a.out:
-        with open(a.out, "w") as f:
+        with open(a.out, "w", encoding="utf-8") as f:
             f.write(txt)
     else:
         print(txt)

@@ -441,7 +441,7 @@ def _report(out: Path, reg, grid, travel, acc, files, cmd: str) -> str:
                  f"{r['iterations_median']:.0f}/{r['iterations_max']} | {r['solve_cpu_median_ms']:.2f} ms |")
     L += ["", "Target ≤ 0.005 m.", "", "## Figures", ""] + [f"![{f}]({f})" for f in files] + [""]
     text = "\n".join(L)
-    (out / "README.md").write_text(text)
+    (out / "README.md").write_text(text, encoding="utf-8")
     return text
 
 
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
            "ours: IIKParams.tuned()": sequence_accuracy(model, IIKParams.tuned(), reps)}
     files = _plots(out, reg, grid, travel, acc)
     (out / "results.json").write_text(json.dumps({"regularisation": reg, "home_weighting": grid, "travel": travel,
-                                                  "sequence_accuracy": acc}, indent=1))
+                                                  "sequence_accuracy": acc}, indent=1), encoding="utf-8")
     cmd = "python lab/iik_experiments.py --out " + a.out + (" --quick" if a.quick else "")
     print(_report(out, reg, grid, travel, acc, files, cmd))
     print(f"\nwrote {out}/ in {time.time() - t0:.1f} s (load {os.getloadavg()[0]:.1f})")

@@ -179,7 +179,7 @@ def main(argv=None):
     b = make(a.cycles, a.fps)
     txt = b.to_text()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(txt)
+    Path(a.out).write_text(txt, encoding="utf-8")
     print(f"wrote {a.out}: {len(b.joints)} joints, {b.n_frames} frames at {1 / b.frame_time_s:g} Hz (SYNTHETIC)")
 
 

@@ -83,7 +83,7 @@ def _bounds(k):
 def stance_block(path="crawl_stance"):
     """Joint lines (text) of the crawl stance key-frame, to be pasted verbatim into the designed script."""
     from atlas_crawl_controller.keyframes import script_path
-    txt = open(script_path(path)).read()
+    txt = open(script_path(path), encoding="utf-8").read()
     m = re.search(r"\n    joints:\n((?:      \S+: \S+\n)+)", txt)
     return m.group(1)
 
@@ -330,7 +330,7 @@ def evaluate(designer, params, path, cycles, full_cycles, seed=0, noise_seeds=0,
     straightness). Returns (J, part metrics (worst), full metrics, key-frames, parameters, YAML text)."""
     kfs, p = design(designer, params)
     txt = fix_stance(to_yaml(kfs, "crawl_forward", DESCRIPTIONS["crawl_forward"], p))
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(txt)
     rp = measure(path, "part", cycles, seed)
     rf = measure(path, "full", full_cycles, seed) if full_cycles and not rp["fell"] else None
@@ -353,7 +353,7 @@ def trim_script(src, offsets, out, stance_s=None):
     {joint: rad}; ``stance_s`` sets the first key-frame's duration. Header lines and top-level fields are kept."""
     from atlas_crawl_controller.keyframes import load_script
     from atlas_description import JOINT_NAMES
-    txt = open(src).read()
+    txt = open(src, encoding="utf-8").read()
     sc = load_script(src)
     bad = [n for n in offsets if n not in JOINT_NAMES]
     if bad:
@@ -369,7 +369,7 @@ def trim_script(src, offsets, out, stance_s=None):
             dur = stance_s
         lines.append(f"  - name: {k.name}\n    duration_s: {dur:.3f}\n    stance: [{', '.join(k.stance)}]\n    joints:")
         lines += [f"      {n}: {v:+.4f}" for n, v in zip(JOINT_NAMES, q)]
-    with open(out, "w") as f:
+    with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     load_script(out)       # validates (joint limits etc.)
     return out
@@ -455,7 +455,7 @@ def main(argv=None):
         txt = best["txt"].replace("# Hand edits are fine", f"# Tuned by: python lab/search_fast_crawl.py "
                                                         f"(J {best['J']:+.4f}); measured {meas}\n# Hand edits are fine",
                                   1)
-        with open(a.out, "w") as f:
+        with open(a.out, "w", encoding="utf-8") as f:
             f.write(txt)
     return 0
 

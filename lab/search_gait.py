@@ -52,7 +52,7 @@ def score(r, kind, sign=1.0):
 
 def evaluate(designer, gait, params, cycles, path):
     kfs, p = designer.design(gait, **params)
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(to_yaml(kfs, gait, DESCRIPTIONS[gait], p))
     r = run(path, cycles, "part", quiet=True)
     r.pop("log", None)
@@ -104,7 +104,7 @@ def ilc(gait, params, iters=4, cycles=4, gain=0.7, out=None, designer=None, bar=
     for it in range(iters + 1):
         pp = dict(params, com_bias={k: [round(float(x), 4) for x in v] for k, v in bias.items()} or None)
         kfs, p = d.design(gait, **pp)
-        with open(tmp, "w") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(to_yaml(kfs, gait, DESCRIPTIONS[gait], p))
         r = run(tmp, cycles, "part", quiet=True)
         J = score(r, kind, sign)
@@ -128,7 +128,7 @@ def ilc(gait, params, iters=4, cycles=4, gain=0.7, out=None, designer=None, bar=
                 f"drift {r['drift_per_cycle_m']:.3f} m/cycle, turn {r['turn_per_cycle_deg']:+.2f} deg/cycle, "
                 f"fell {r['fell']}, min margin {r['min_tripod_margin_m']:+.3f} m, stance loss "
                 f"{r['stance_loss_fraction']:.2f}; J {best['J']:+.4f}")
-        with open(out, "w") as fo:
+        with open(out, "w", encoding="utf-8") as fo:
             fo.write(to_yaml(best["kfs"], gait, DESCRIPTIONS[gait], best["params"], tool="search_gait --ilc",
                              objective=OBJECTIVE[kind], measured=meas))
     return best
@@ -205,7 +205,7 @@ def main(argv=None):
     print("BEST", json.dumps({k: (list(v) if isinstance(v, tuple) else v) for k, v in best["params"].items()}))
     print("BEST", meas)
     if a.out:
-        with open(a.out, "w") as fo:
+        with open(a.out, "w", encoding="utf-8") as fo:
             fo.write(to_yaml(best["kfs"], a.gait, DESCRIPTIONS[a.gait], best["params"], tool="search_gait",
                              objective=OBJECTIVE[kind], measured=meas))
     return 0

@@ -141,7 +141,7 @@ def main(argv=None):
     else:
         txt = design_yaml(TurnDesigner(), parse_sets(a.set))
         path = a.out or os.path.join(tempfile.mkdtemp(prefix="turn_tune_"), "turn_left.yaml")
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(txt)
         print("wrote", path)
         left = load_script(path)

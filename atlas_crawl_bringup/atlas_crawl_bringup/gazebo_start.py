@@ -55,6 +55,6 @@ def write_initial_positions(joints: Dict[str, float], path: str | None = None) -
     if path is None:
         fd, path = tempfile.mkstemp(prefix="atlas_initial_positions_", suffix=".yaml")
         os.close(fd)
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         yaml.safe_dump({"initial_positions": {k: float(v) for k, v in joints.items()}}, f)
     return path

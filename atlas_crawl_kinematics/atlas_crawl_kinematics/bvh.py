@@ -260,4 +260,4 @@ def load_bvh(path) -> BVH:
     p = Path(path)
     if not p.is_file():
         raise BVHError(f"no such BVH file: {p}")
-    return parse_bvh(p.read_text(), str(p))
+    return parse_bvh(p.read_text(encoding="utf-8"), str(p))

@@ -184,7 +184,7 @@ def joint_limits():
     import numpy as np
     import yaml
 
-    with open(config_path("joint_limits.yaml")) as f:
+    with open(config_path("joint_limits.yaml"), encoding="utf-8") as f:
         table = yaml.safe_load(f)["limits"]
     missing = [n for n in JOINT_NAMES if n not in table]
     if missing:
@@ -217,7 +217,7 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as e:
         p.error(str(e))
     if ns.output:
-        Path(ns.output).write_text(text)
+        Path(ns.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

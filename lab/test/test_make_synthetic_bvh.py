@@ -9,4 +9,4 @@ DATA = Path(__file__).resolve().parents[2] / "atlas_crawl_kinematics" / "data" /
 def test_regenerates_the_committed_bvh(tmp_path):
     out = tmp_path / "crawl.bvh"
     make_synthetic_bvh.main(["--out", str(out)])
-    assert out.read_text() == DATA.read_text()
+    assert out.read_text(encoding="utf-8") == DATA.read_text(encoding="utf-8")
