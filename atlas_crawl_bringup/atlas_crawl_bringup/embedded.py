@@ -207,7 +207,11 @@ def serve(args) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     while not stop.wait(1.0):
-        pass
+        if stack.executor_error is not None or not stack._thread.is_alive():
+            # the executor died (a bug: every callback is guarded): exit non-zero, never serve as a silent zombie
+            print(f"executor died:\n{stack.executor_error or '(spin thread ended)'}", file=sys.stderr, flush=True)
+            stack.close()
+            return 3
     print("stopping", flush=True)
     stack.close()
     return 0
