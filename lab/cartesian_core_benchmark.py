@@ -9,7 +9,8 @@ Usage::
 Cartesian: the start stance of ``atlas_crawl_mujoco.iik_crawl`` (nominal four-point stance), then the references
 of ``cartesian.cartesian_plan`` sent one by one to ``CrawlControllerCore`` (next one when the status says reached),
 i.e. the gait sequencer's Cartesian goal without ROS. Key-frame: ``crawl_forward`` key-frames from its first
-key-frame pose. Timed: wall clock (``perf_counter``) and thread CPU (``thread_time``) of every ``core.update``;
+key-frame pose. Timed: wall clock (``perf_counter``) of every ``core.update`` (``thread_time`` is a slow system call
+here and was dropped);
 "solve updates" are the updates in which the tracker solved the IIK. Also printed: distance, heading change and
 fall of the Cartesian crawl (the core-hosted law in physics).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -34,10 +36,10 @@ def _pose7(sim):
 
 
 def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
-    """Sim-node style loop; returns (update wall s, update cpu s, solved flags, fell, reason, refs sent)."""
+    """Sim-node style loop; returns (update wall s, solved flags, fell, reason, refs sent)."""
     n = max(1, int(round(1.0 / (rate_hz * sim.dt))))
     period = n * sim.dt
-    wall, cpu, solved = [], [], []
+    wall, solved = [], []
     i = 0
     sent = 0
     t0 = sim.time
@@ -56,10 +58,9 @@ def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
             sent += 1
         q, qd, tau = sim.joint_q(), sim.joint_qd(), sim.joint_effort()
         pose = _pose7(sim)
-        c0, w0 = time.thread_time(), time.perf_counter()
+        w0 = time.perf_counter()
         cmd = core.update(sim.time, period, q, qd, tau, pose)
         wall.append(time.perf_counter() - w0)
-        cpu.append(time.thread_time() - c0)
         tr = getattr(core, "_tracker", None)
         solved.append(bool(tr is not None and tr.solved))
         sim.set_joint_targets(cmd)
@@ -68,7 +69,7 @@ def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
         if f:
             fell, reason = True, why
             break
-    return np.array(wall), np.array(cpu), np.array(solved), fell, reason, sent
+    return np.array(wall), np.array(solved), fell, reason, sent
 
 
 def _stats(a_s) -> str:
@@ -101,12 +102,12 @@ def run_cartesian(a, overrides):
     refs = [Reference(mode=2, sequence_id=k + 1, contact_targets=s["targets"], stance=s["stance"],
                       duration_s=s["duration_s"], com_modulation=a.com_modulation) for k, s in enumerate(steps)]
     T = sum(s["duration_s"] for s in steps)
-    wall, cpu, solved, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0)
+    wall, solved, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0)
     p1 = _pose7(sim)
     head1 = sim.heading_rad()
     d = p1[:2] - p0[:2]
     fwd = np.array([math.cos(head0), math.sin(head0)])
-    return dict(wall=wall, cpu=cpu, solved=solved, fell=fell, reason=reason, sent=sent, n_refs=len(refs),
+    return dict(wall=wall, solved=solved, fell=fell, reason=reason, sent=sent, n_refs=len(refs),
                 forward_m=float(d @ fwd), lateral_m=float(fwd[0] * d[1] - fwd[1] * d[0]),
                 turn_deg=math.degrees((head1 - head0 + math.pi) % (2 * math.pi) - math.pi),
                 pelvis_z=float(p1[2]), sim_s=float(len(wall) / a.rate), plan_s=T)
@@ -129,8 +130,8 @@ def run_keyframe(a):
             refs.append(Reference(mode=1, sequence_id=len(refs) + 1, joint_positions_rad=kf.q,
                                   duration_s=kf.duration_s))
     T = sum(r.duration_s for r in refs)
-    wall, cpu, _s, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0)
-    return dict(wall=wall, cpu=cpu, fell=fell, sent=sent, n_refs=len(refs))
+    wall, _s, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0)
+    return dict(wall=wall, fell=fell, sent=sent, n_refs=len(refs))
 
 
 def main(argv=None):
@@ -157,10 +158,11 @@ def main(argv=None):
           f"pelvis z {cart['pelvis_z']:.3f} m, fell {cart['fell']} {cart['reason']}")
     s = cart["solved"]
     print(f"  all updates       wall {_stats(cart['wall'])}")
-    print(f"  solve updates     wall {_stats(cart['wall'][s])}   cpu {_stats(cart['cpu'][s])}")
+    print(f"  solve updates     wall {_stats(cart['wall'][s])}")
     print(f"  non-solve updates wall {_stats(cart['wall'][~s])}")
     print(f"Key-frame crawl_forward ({kf['sent']}/{kf['n_refs']} key-frames, fell {kf['fell']}):")
-    print(f"  all updates       wall {_stats(kf['wall'])}   cpu {_stats(kf['cpu'])}")
+    print(f"  all updates       wall {_stats(kf['wall'])}")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     return 0
 
 

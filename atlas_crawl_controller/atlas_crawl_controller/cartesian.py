@@ -142,6 +142,16 @@ class CartesianLaw:
         self.model = model or RobotModel(atlas_urdf_string())
         self.params = parameter_set().values(params or {})
         self.reach_m = self._reach()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One solve at configure time, so the compiled kernel (numba cache) is loaded before the first update."""
+        from atlas_crawl_kinematics.iik import four_point_stance
+        q = four_point_stance(self.model)
+        tr = self.new_tracker(0.004, q, True)
+        k = self.model.forward(q)
+        tg = k.positions(list(CONTACT_FRAMES))
+        tr.ik.solve(q, np.zeros(3), np.eye(3), tg, np.ones(4, bool), root=tr.root, modulate=True)
 
     def _reach(self) -> np.ndarray:
         """Upper bound of each contact point's distance from the pelvis: the sum of the link lengths along its chain
@@ -246,14 +256,63 @@ def make_cartesian_solver(model=None, margin_m: float = 0.04, params=None):
     return solver, law.contact_fk, law
 
 
+#: nominal four-point stance of the Cartesian gait, relative to the knees' midpoint, heading +x (the MuJoCo runner's
+#: start stance, atlas_crawl_eval.iik_crawl.NOMINAL): narrow hands, wide knees, so every tripod needs a short shift
+NOMINAL_STANCE = np.array([[0.66, 0.22], [0.66, -0.22], [0.0, 0.26], [0.0, -0.26]])
+#: gait parameters of the runner's command line defaults (stride 0.2 m, lifts 0.08/0.05 m, shift 0.8 s, swing
+#: 0.6 s, planned margin 0.04 m); GaitParams' own shift/swing (0.45 s) made the modulated runner fall in 10 cycles
+DEFAULT_GAIT = {"stride_m": 0.20, "lift_hand_m": 0.08, "lift_knee_m": 0.05, "t_shift_s": 0.8, "t_swing_s": 0.6,
+                "margin_m": 0.04}
+
+
+def reposition_steps(contacts0, heading0_rad: float, t_shift_s: float, t_swing_s: float, lift_hand_m: float,
+                     lift_knee_m: float, tolerance_m: float = 0.03):
+    """Steps that move the contacts one limb at a time (tripod order) to :data:`NOMINAL_STANCE` about the knees'
+    midpoint, turned by the heading (a key-frame stance is not a pattern the Cartesian gait can start from: the
+    crawl_forward stance gives the backward gait a collinear tripod). Each moved limb: a four-point shift whose
+    stance already leaves the limb out (the CoM moves into the tripod), the swing apex, the touchdown. Limbs within
+    ``tolerance_m`` stay. Returns (steps, contacts after)."""
+    c = np.asarray(contacts0, float).reshape(4, 3).copy()
+    ch, sh = math.cos(heading0_rad), math.sin(heading0_rad)
+    R = np.array([[ch, -sh], [sh, ch]])
+    goal = c.copy()
+    goal[:, :2] = c[2:4, :2].mean(axis=0) + NOMINAL_STANCE @ R.T
+    steps = []
+    for limb in (0, 3, 1, 2):                     # LW, RK, RW, LK (thesis tripod order)
+        if float(np.linalg.norm(goal[limb, :2] - c[limb, :2])) < tolerance_m:
+            continue
+        stance = np.ones(4, bool)
+        stance[limb] = False
+        name = ("LW", "RW", "LK", "RK")[limb]
+        steps.append({"name": f"reposition_shift_{name}", "targets": c.copy(), "stance": stance.copy(),
+                      "duration_s": t_shift_s})
+        apex = c.copy()
+        apex[limb] = 0.5 * (c[limb] + goal[limb])
+        apex[limb, 2] += lift_hand_m if limb < 2 else lift_knee_m
+        steps.append({"name": f"reposition_{name}_apex", "targets": apex, "stance": stance.copy(),
+                      "duration_s": 0.5 * t_swing_s})
+        c[limb] = goal[limb]
+        steps.append({"name": f"reposition_{name}", "targets": c.copy(), "stance": stance.copy(),
+                      "duration_s": 0.5 * t_swing_s})
+    return steps, c
+
+
 def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, direction: int = 1,
-                   time_scale: float = 1.0, params: Optional[dict] = None) -> List[dict]:
+                   time_scale: float = 1.0, params: Optional[dict] = None, reposition: bool = True) -> List[dict]:
     """Steps of a Cartesian crawl: dicts with name, cycle, index, targets (4,3), stance (4,) bool, duration_s,
-    last_in_cycle. ``time_scale`` multiplies every duration (1 / speed_scale)."""
+    last_in_cycle. ``time_scale`` multiplies every duration (1 / speed_scale). ``params``: GaitParams fields over
+    :data:`DEFAULT_GAIT`. ``reposition``: first move the contacts to the nominal stance (:func:`reposition_steps`,
+    part of cycle 0)."""
     from atlas_crawl_kinematics.cartesian_gait import CartesianGait, GaitParams
-    gp = GaitParams(direction=int(direction), **(params or {}))
-    g = CartesianGait(np.asarray(contacts0, float), np.asarray(com0_xy, float)[:2], float(heading0_rad), gp,
-                      cycles=int(cycles))
+    gp = GaitParams(direction=int(direction), **{**DEFAULT_GAIT, **(params or {})})
+    pre = []
+    contacts0 = np.asarray(contacts0, float)
+    if reposition:
+        pre, contacts0 = reposition_steps(contacts0, float(heading0_rad), gp.t_shift_s, gp.t_swing_s,
+                                          gp.lift_hand_m, gp.lift_knee_m)
+        for st in pre:
+            st.update(cycle=0, index=0, last_in_cycle=False, duration_s=st["duration_s"] * time_scale)
+    g = CartesianGait(contacts0, np.asarray(com0_xy, float)[:2], float(heading0_rad), gp, cycles=int(cycles))
     dt = 0.005
     ts = np.arange(0.0, g.duration_s + 1e-9, dt)
     samples = [g.sample(float(t)) for t in ts]
@@ -285,6 +344,7 @@ def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, directi
             steps.append({"name": name, "cycle": cyc, "index": 0, "targets": s.targets.copy(),
                           "stance": np.asarray(s0.stance, bool).copy(), "duration_s": float(dur),
                           "last_in_cycle": False})
+    steps = pre + steps
     for i, st in enumerate(steps):
         nxt = steps[i + 1]["cycle"] if i + 1 < len(steps) else None
         st["last_in_cycle"] = nxt != st["cycle"]

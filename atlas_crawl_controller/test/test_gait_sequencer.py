@@ -214,8 +214,9 @@ def test_cartesian_crawl_plan_sends_cartesian_references():
     assert out is not None and out.status == "succeeded" and out.cycles_completed == 1, out
     assert all(r.mode == 2 and np.asarray(r.contact_targets).shape == (4, 3) for r in h.refs)
     swings = [r for r in h.refs if not all(r.stance)]
-    # 4 limbs x (shift with the coming support = lookahead, apex, touchdown)
-    assert len(swings) == 12 and all(sum(r.stance) == 3 for r in swings)
+    # 4 limbs x (shift with the coming support = lookahead, apex, touchdown), after moving the two hands (0.38 m
+    # apart sideways) to the nominal stance (0.22 m) the same way
+    assert len(swings) == 18 == len(h.refs) and all(sum(r.stance) == 3 for r in swings)
     lw = [np.asarray(r.contact_targets)[0] for r in h.refs]
     assert lw[-1][0] > c0[0, 0] + 0.1                                       # the left wrist stepped forward
     assert all(r.com_modulation for r in h.refs)

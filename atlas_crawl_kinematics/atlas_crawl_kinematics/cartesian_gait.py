@@ -69,12 +69,14 @@ def incentre(tri_xy: ArrayLike) -> NDArray[np.float64]:
     return (a * P[0] + b * P[1] + c * P[2]) / s
 
 
-def margin_point(start_xy: ArrayLike, support_xy: ArrayLike, margin_m: float, n: int = 61) -> NDArray[np.float64]:
+def margin_point(start_xy: ArrayLike, support_xy: ArrayLike, margin_m: float, n: int = 61,
+                 polygon: ArrayLike | None = None) -> NDArray[np.float64]:
     """The first point on the segment ``start → max-margin point`` of the support polygon whose static margin is at
-    least ``margin_m``; ``start`` itself if it already is; the max-margin point if the polygon is too small."""
+    least ``margin_m``; ``start`` itself if it already is; the max-margin point if the polygon is too small.
+    ``polygon``: ``support_polygon(support_xy)`` if the caller has it already."""
     start = np.asarray(start_xy, float)[:2]
     pts = np.asarray(support_xy, float)[:, :2]
-    poly = support_polygon(pts)
+    poly = support_polygon(pts) if polygon is None else np.asarray(polygon, float)
     if len(poly) < 3:
         return poly.mean(axis=0)
     if stability_margin(start, poly) >= margin_m:

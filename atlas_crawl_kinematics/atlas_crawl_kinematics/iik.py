@@ -331,6 +331,8 @@ class IIKSolver:
             self._c_cache[key] = c_inv
         if not floating and not ori and P.backend != "numpy" and iik_fast.HAVE_NUMBA:
             return self._solve_fast(q, x_star, c_inv, c_star, (u1, u2))
+        if floating and P.backend == "numba" and iik_fast.HAVE_NUMBA:
+            return self._solve_fast_floating(q, bp, bR, x_star, c_inv, ori, c_star, (u1, u2))
         Ph = np.eye(3) - np.outer(u, u)  # horizontal projector (thesis §4.3.1: z of Δc set to 0)
         ow = P.orientation_weight_m_per_rad
         nv = nj + (6 if floating else 0)
@@ -454,6 +456,34 @@ class IIKSolver:
                              errors=[err], com_error_m=0.0)
         return IIKResult(q=qb, status=status, error_m=float(pos_err), iterations=int(it), errors=errors,
                          com_error_m=float(com_err))
+
+    def _solve_fast_floating(self, q: NDArray, bp: NDArray, bR: NDArray, x_star: NDArray, c_inv: NDArray,
+                             ori: dict, c_star: NDArray | None, basis: tuple[NDArray, NDArray]) -> IIKResult:
+        """Floating base, orientations and CoM compiled (:mod:`.iik_fast_floating`, ``backend="numba"`` only)."""
+        from . import iik_fast_floating
+        m = self.model
+        if self._fast is None:
+            self._fast = iik_fast.FastModel(m)
+            self._w_inv_int = np.ascontiguousarray(self.w_inv[m._q_perm])
+            self._home_int = np.ascontiguousarray(self.home_q[m._q_perm])
+        if getattr(self, "_w_inv_aug", None) is None:
+            self._w_inv_aug = np.ascontiguousarray(np.r_[self.w_inv[:6], self.w_inv[6:][m._q_perm]])
+        c_row = np.ascontiguousarray(c_inv)
+        o_idx = np.array([m.frame_index(f) for f in ori], dtype=np.int64)
+        o_star = np.ascontiguousarray(np.array(list(ori.values()), dtype=float).reshape(-1, 3, 3))
+        qb, bpb, bRb, st, it, errors, com_err, pos_err = iik_fast_floating.solve_fast_floating(
+            self._fast, q, bp, bR, x_star, c_row, o_idx, o_star, self.params.orientation_weight_m_per_rad, c_star,
+            basis, self._frame_idx, self._w_inv_aug, self._home_int, self.params)
+        status = (IIKStatus.CONVERGED, IIKStatus.NO_PROGRESS, IIKStatus.MAX_ITERATIONS)[st]
+        if not (np.all(np.isfinite(qb)) and np.all(qb >= m.lower) and np.all(qb <= m.upper)
+                and np.all(np.isfinite(bpb)) and np.all(np.isfinite(bRb)) and math.isfinite(pos_err)):
+            # output guard: never report a non-finite or out-of-limit configuration
+            x = self._points(m.forward(q, check=False), bp, bR)
+            err = float(np.max(np.linalg.norm(x - x_star, axis=1)))
+            return IIKResult(q=q.copy(), status=IIKStatus.NO_PROGRESS, error_m=err, iterations=int(it),
+                             errors=[err], com_error_m=0.0, base_pos=bp.copy(), base_rot=bR.copy())
+        return IIKResult(q=qb, status=status, error_m=float(pos_err), iterations=int(it), errors=errors,
+                         com_error_m=float(com_err), base_pos=bpb, base_rot=bRb)
 
     def _step(self, J: NDArray, e: NDArray, c_inv: NDArray, q: NDArray, nv: int, floating: bool) -> NDArray:
         """One regularised step with the home pose in the null space and joint limits inside the solve.

@@ -118,6 +118,9 @@ class CrawlTracker:
         ParamValues, validated: raises ParameterError with the reason)."""
         pset = parameter_set()
         p = pset.values(params.as_dict() if isinstance(params, ParamValues) else (params or {}))
+        from atlas_crawl_kinematics import iik_fast
+        if p["iik.backend"] == "numba" and not iik_fast.HAVE_NUMBA:
+            raise TrackerError("iik.backend 'numba' needs numba, which is not installed (use 'numpy')")
         return cls(model, home_q, period_s, solve_rate_hz=p["solve_rate_hz"], com_modulation=p["com_modulation"],
                    root=p["root"], seed=make_seed_source(p["seed"]), stance_source=p["stance_source"],
                    stance_hold=make_stance_hold(p["stance_hold"]),
@@ -130,7 +133,7 @@ class CrawlTracker:
                    servo_sag=ServoSagIntegral(p["sag.ki_per_s"], p["sag.limit_rad"]), press=Press(p["press_m"]),
                    seek=GroundSeek(p["seek.speed_m_per_s"], p["seek.max_m"]),
                    iik_params=IIKParams.improved(max_iterations=p["iik.max_iterations"],
-                                                 convergence_m=p["iik.convergence_m"]),
+                                                 convergence_m=p["iik.convergence_m"], backend=p["iik.backend"]),
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
                    margin_m=p["com.margin_m"])
 
