@@ -162,17 +162,33 @@ class Caption:
     """Caption band at the top of the frame (PIL); font from matplotlib's bundled DejaVu Sans."""
 
     def __init__(self, width: int, height: int):
-        from PIL import ImageFont
         self.w = width
-        self.scale = max(0.5, height / 720.0)
-        size = int(round(24 * self.scale))
+        self.scale = max(0.65, height / 720.0)     # text stays >= 16 px high in small videos (README GIF)
+        self.size = int(round(24 * self.scale))
         self.band_h = int(round(44 * self.scale))
-        try:
-            import matplotlib
-            path = os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans-Bold.ttf")
-            self.font = ImageFont.truetype(path, size)
-        except Exception:  # noqa: BLE001 - any font is better than none
-            self.font = ImageFont.load_default(size=size)
+        self._fonts = {}
+        self.font = self._font(self.size)
+
+    def _font(self, size: int):
+        """DejaVu Sans Bold of ``size`` px (cached)."""
+        from PIL import ImageFont
+        if size not in self._fonts:
+            try:
+                import matplotlib
+                path = os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans-Bold.ttf")
+                self._fonts[size] = ImageFont.truetype(path, size)
+            except Exception:  # noqa: BLE001 - any font is better than none
+                self._fonts[size] = ImageFont.load_default(size=size)
+        return self._fonts[size]
+
+    def _fitting_font(self, text: str, room: float):
+        """The caption font, shrunk (down to 60 %) until ``text`` fits in ``room`` pixels."""
+        size = self.size
+        f = self._font(size)
+        while f.getlength(text) > room and size > 0.6 * self.size:
+            size -= 1
+            f = self._font(size)
+        return f
 
     def draw(self, frame: np.ndarray, text: str, limbs_down) -> None:
         """Caption band at the top; limb legend (filled box = limb down, hollow = in the air) at the bottom right."""
@@ -180,7 +196,8 @@ class Caption:
         sc, pad = self.scale, int(8 * self.scale)
         band = frame[: self.band_h]
         img = Image.fromarray((band * 0.3 + 8).astype(np.uint8))
-        ImageDraw.Draw(img).text((pad, pad), text, font=self.font, fill=(255, 255, 255))
+        ImageDraw.Draw(img).text((pad, pad), text, font=self._fitting_font(text, self.w - 2 * pad),
+                                 fill=(255, 255, 255))
         frame[: self.band_h] = np.asarray(img)
         box = int(18 * sc)
         widths = [self.font.getlength(n) for n in LIMB_NAMES]
@@ -261,7 +278,8 @@ class VideoRecorder:
         self.n_frames = 0
         self.next_t = sim.time
         self.closed = False
-        self.cost = {"scene_render_ms": 0.0, "overlay_caption_ms": 0.0, "encode_ms": 0.0}
+        self.cost = {"scene_render_ms": 0.0, "overlay_caption_ms": 0.0, "encode_ms": 0.0}   # wall time
+        self.cpu_ms = 0.0   # CPU time of this process in render_frame (the encoder is an ffmpeg subprocess)
 
     # ------------------------------------------------------------------ frame
     def _follow(self, com):
@@ -284,6 +302,7 @@ class VideoRecorder:
 
     def render_frame(self) -> np.ndarray:
         """One RGB frame (height, width, 3) of the current state with overlay and caption."""
+        c0 = time.process_time()
         t0 = time.perf_counter()
         st = SupportState(self.sim) if (self.overlay or self.caption) else None
         if self.view in VIEWS:
@@ -302,13 +321,14 @@ class VideoRecorder:
         if self.caption is not None:
             img = np.array(img)   # writable copy
             v = self._speed(self.sim.time, st.com)
-            mg = f"{st.margin * 100:+5.1f} cm" if np.isfinite(st.margin) else "  n/a"
-            sp = f"{v:5.3f} m/s" if np.isfinite(v) else "  ... m/s"
-            text = (f"{self.label or 'sim'}   t {self.sim.time:6.2f} s   speed {sp}   margin {mg}")
+            mg = f"{st.margin * 100:+.1f} cm" if np.isfinite(st.margin) else "n/a"
+            sp = f"{v:.3f} m/s" if np.isfinite(v) else "... m/s"
+            text = f"{self.label or 'sim'} · t {self.sim.time:.1f} s · speed {sp} · margin {mg}"
             self.caption.draw(img, text, st.in_touch)
         t4 = time.perf_counter()
         self.cost["scene_render_ms"] += 1e3 * ((t1 - t0) + (t3 - t2))
         self.cost["overlay_caption_ms"] += 1e3 * ((t2 - t1) + (t4 - t3))
+        self.cpu_ms += 1e3 * (time.process_time() - c0)
         return img
 
     def capture(self):
@@ -331,8 +351,10 @@ class VideoRecorder:
         c = self.cost_per_frame_ms()
         w, h = self.renderer.width, self.renderer.height
         return (f"video {self.path}: {self.n_frames} frames {w}x{h} @ {self.fps} fps, per frame "
-                f"{sum(c.values()):.1f} ms (scene+render {c['scene_render_ms']:.1f}, overlay+caption "
-                f"{c['overlay_caption_ms']:.1f}, encode {c['encode_ms']:.1f}; MUJOCO_GL={os.environ.get('MUJOCO_GL')})")
+                f"{sum(c.values()):.1f} ms wall (scene+render {c['scene_render_ms']:.1f}, overlay+caption "
+                f"{c['overlay_caption_ms']:.1f}, encode {c['encode_ms']:.1f}), "
+                f"{self.cpu_ms / max(self.n_frames, 1):.1f} ms CPU of this process to render; "
+                f"MUJOCO_GL={os.environ.get('MUJOCO_GL')}")
 
     def close(self):
         if not self.closed:
@@ -356,15 +378,45 @@ def video_kwargs(args) -> dict:
     return dict(width=w, height=h, fps=args.video_fps, view=args.video_view)
 
 
+def mp4_to_gif(src: str, dst: str, start_s: float = 0.0, duration_s: float | None = None, speed: float = 1.0,
+               fps: int = 8, width: int | None = None, colors: int = 64) -> int:
+    """GIF from a video with the ffmpeg bundled by imageio-ffmpeg (one palette for the clip, no dithering, only
+    changed rectangles re-encoded). Returns the GIF size in bytes."""
+    import imageio_ffmpeg
+    if not (speed > 0 and fps > 0 and 2 <= colors <= 256):
+        raise ValueError("gif: speed and fps must be > 0, colors 2..256")
+    scale = f",scale={int(width)}:-1:flags=lanczos" if width else ""
+    vf = (f"setpts=PTS/{speed},fps={fps}{scale},split[a][b];[a]palettegen=max_colors={colors}:stats_mode=diff[p];"
+          "[b][p]paletteuse=dither=none:diff_mode=rectangle")
+    cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-loglevel", "error", "-ss", str(start_s)]
+    if duration_s:
+        cmd += ["-t", str(duration_s)]
+    cmd += ["-i", str(src), "-vf", vf, "-loop", "0", str(dst)]
+    subprocess.run(cmd, check=True)
+    return os.path.getsize(dst)
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--probe", action="store_true", help="print the working GL backend (egl/osmesa) or 'none'")
+    ap.add_argument("--gif", nargs=2, metavar=("VIDEO", "GIF"), help="convert a video to a GIF (options below)")
+    ap.add_argument("--start", type=float, default=0.0, help="gif: start, s of video")
+    ap.add_argument("--duration", type=float, default=None, help="gif: length, s of video (default: to the end)")
+    ap.add_argument("--speed", type=float, default=1.0, help="gif: playback speed factor")
+    ap.add_argument("--fps", type=int, default=8, help="gif: frames per second")
+    ap.add_argument("--width", type=int, default=None, help="gif: width in pixels (default: the video's)")
+    ap.add_argument("--colors", type=int, default=64, help="gif: palette size")
     a = ap.parse_args(argv)
     if a.probe:
         b = select_gl_backend()
         print(b or "none")
         return 0 if b else 1
+    if a.gif:
+        n = mp4_to_gif(a.gif[0], a.gif[1], a.start, a.duration, a.speed, a.fps, a.width, a.colors)
+        print(f"{a.gif[1]}: {n / 1e6:.2f} MB")
+        return 0
+    ap.print_help()
     return 0
 
 

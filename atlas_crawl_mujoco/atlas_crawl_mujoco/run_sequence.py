@@ -183,7 +183,8 @@ def run_sequence(items, seed=0, noise_rad=0.0, video=None, settle_s=1.0, start_s
         sim.fall_check = script.fall_check
         player = KeyframePlayer(script, loop_mode=loop, cycles=cycles)
         if rec:
-            rec.label = script.name + (f" x{cycles} ({loop})" if cycles > 1 or loop == "part" else "")
+            rec.label = script.name + (f", {cycles} cycle{'s' if cycles > 1 else ''} ({loop} loop)"
+                                       if cycles > 1 or loop == "part" else "")
         player.start(sim.joint_q(), sim.joint_effort(), sim.kp)
         t0 = sim.time
         fell, reason = False, ""

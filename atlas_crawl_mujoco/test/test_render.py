@@ -82,6 +82,6 @@ def test_recorder_frames_per_sim_time_and_cost(tmp_path):
     assert len(frames) == rec.n_frames and rec.n_frames in (10, 11)
     c = rec.cost_per_frame_ms()
     assert set(c) == {"scene_render_ms", "overlay_caption_ms", "encode_ms"} and all(v > 0 for v in c.values())
-    assert "frames 256x144 @ 20 fps, per frame" in rec.cost_line()
+    assert "frames 256x144 @ 20 fps, per frame" in rec.cost_line() and rec.cpu_ms > 0
     with pytest.raises(ValueError):
         render.VideoRecorder(sim, str(tmp_path / "d.mp4"), width=4000, height=100)
