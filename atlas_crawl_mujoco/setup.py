@@ -12,6 +12,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/config", glob("config/*.yaml")),
+        ("share/" + package_name + "/config/scenes", glob("config/scenes/*")),
     ],
     install_requires=["setuptools", "numpy", "pyyaml", "mujoco"],
     zip_safe=True,

@@ -21,6 +21,7 @@ from atlas_description import CONTACT_FRAMES, JOINT_NAMES, SOLE_FRAMES, joint_li
 from atlas_description import model_urdf as urdf_source
 
 from .params import load_params
+from .scenes import apply_scene
 
 #: Bodies whose geoms form each limb's support contact (limb order LW, RW, LK, RK).
 LIMB_BODIES = (("l_hand", "l_farm"), ("r_hand", "r_farm"), ("l_lleg",), ("r_lleg",))
@@ -170,6 +171,7 @@ def build_spec(params: dict | None = None) -> mujoco.MjSpec:
         else:
             bname, pos = _FALLBACK_SITES[name]
             spec.body(bname).add_site(name=name, pos=list(pos), size=[0.02, 0, 0], rgba=[1, 0.2, 0.2, 1])
+    apply_scene(spec, p["scene"])   # terrain scene (issue 13): atlas_crawl_mujoco.scenes
     return spec
 
 
@@ -206,4 +208,6 @@ class ModelMap:
             self.geom_limb[g] = body_limb.get(b, -1)
             self.geom_fall[g] = b in fall_ids
         self.geom_limb[self.floor_geom] = -2
+        static = m.body_weldid[m.geom_bodyid] == 0   # scene geoms (issue 13): -2 ground, -3 overhead ("ceiling")
+        self.geom_limb[static] = [-3 if "ceiling" in (m.geom(g).name or "") else -2 for g in np.flatnonzero(static)]
         self.total_mass = float(m.body_subtreemass[0])

@@ -27,6 +27,7 @@ from atlas_crawl_kinematics.support import crawl_heading_rad
 
 from .model import ModelMap, build_model
 from .params import load_params
+from .scenes import spawn_frame
 
 MAX_GROUND_POINTS = 16
 
@@ -48,6 +49,7 @@ class AtlasSim:
         self.fall_check = "crawl"
         self.fall_detector = FallDetector()   # the controller's fall definition (thresholds: fall.* parameters)
         self._push_end = None                  # sim time at which a push() force ends
+        self.spawn_z, self.spawn_quat = spawn_frame(self.model)   # ground under the start pose (scenes.py)
         self._viewer = None
         self._wall0 = None
         self._sim0 = 0.0
@@ -59,7 +61,8 @@ class AtlasSim:
         ``atlas_crawl_controller.keyframes.named_pose``), servo targets = q, zero velocity.
 
         If ``base_pos`` is None the pelvis is placed at ``base_xy`` and lowered until the lowest robot geom is
-        ``drop_clearance_m`` above the floor. ``base_yaw_rad`` pre-rotates ``base_quat_wxyz`` about world z.
+        ``drop_clearance_m`` above the floor (a terrain scene: its spawn plane, and the robot is tilted with it).
+        ``base_yaw_rad`` pre-rotates ``base_quat_wxyz`` about world z.
         ``noise_rad`` adds seeded uniform noise (±noise_rad) to the joint angles.
         """
         if isinstance(q, str):
@@ -85,38 +88,47 @@ class AtlasSim:
             out = np.zeros(4)
             mujoco.mju_mulQuat(out, qz, quat)
             quat = out
+        if base_pos is None and self.spawn_quat[0] != 1.0:   # sloped scene: start lying on the slope
+            out = np.zeros(4)
+            mujoco.mju_mulQuat(out, self.spawn_quat, quat)
+            quat = out
         d.qpos[0:3] = [base_xy[0], base_xy[1], 2.0] if base_pos is None else base_pos
         d.qpos[3:7] = quat
         d.qpos[self.map.qpos_adr] = q
         mujoco.mj_forward(m, d)
         if base_pos is None:
-            d.qpos[2] += drop_clearance_m - self._lowest_point_z()
+            n = np.zeros(9)
+            mujoco.mju_quat2Mat(n, self.spawn_quat)
+            n = n.reshape(3, 3)[:, 2]          # spawn plane normal; the plane holds (0, 0, spawn_z)
+            d.qpos[2] += (drop_clearance_m + n[2] * self.spawn_z - self._lowest_point_z(n)) / n[2]   # vertical drop
             mujoco.mj_forward(m, d)
         d.ctrl[self.map.act_id] = q
         self._wall0 = None
         return self
 
-    def _lowest_point_z(self) -> float:
-        """Lowest z over all robot collision geoms (exact for boxes/capsules/cylinders/spheres)."""
+    def _lowest_point_z(self, n=(0.0, 0.0, 1.0)) -> float:
+        """Lowest coordinate along unit ``n`` (default z) over all robot collision geoms (exact for
+        boxes/capsules/cylinders/spheres)."""
         m, d = self.model, self.data
+        n = np.asarray(n, dtype=float)
         zmin = np.inf
         for g in range(m.ngeom):
             if self.map.geom_limb[g] == -2 or m.geom_contype[g] == 0:
                 continue
-            R = d.geom_xmat[g].reshape(3, 3)
-            c = d.geom_xpos[g]
+            Rn = n @ d.geom_xmat[g].reshape(3, 3)   # n in the geom frame
+            c = float(n @ d.geom_xpos[g])
             s = m.geom_size[g]
             t = m.geom_type[g]
             if t == mujoco.mjtGeom.mjGEOM_SPHERE:
-                z = c[2] - s[0]
+                z = c - s[0]
             elif t == mujoco.mjtGeom.mjGEOM_CAPSULE:
-                z = c[2] - abs(R[2, 2]) * s[1] - s[0]
+                z = c - abs(Rn[2]) * s[1] - s[0]
             elif t == mujoco.mjtGeom.mjGEOM_CYLINDER:
-                z = c[2] - abs(R[2, 2]) * s[1] - s[0] * np.sqrt(max(0.0, 1 - R[2, 2] ** 2))
+                z = c - abs(Rn[2]) * s[1] - s[0] * np.sqrt(max(0.0, 1 - Rn[2] ** 2))
             elif t == mujoco.mjtGeom.mjGEOM_BOX:
-                z = c[2] - np.sum(np.abs(R[2, :]) * s[:3])
+                z = c - np.sum(np.abs(Rn) * s[:3])
             else:
-                z = c[2] - m.geom_rbound[g]
+                z = c - m.geom_rbound[g]
             zmin = min(zmin, z)
         return float(zmin)
 
@@ -201,16 +213,17 @@ class AtlasSim:
         """List of (limb_code, world point (3,), normal force N, geom id) for every robot-floor contact.
 
         limb_code: 0..3 = LW,RW,LK,RK support geoms, 4/5 = left/right foot, -1 any other robot geom.
+        The floor is every ground geom of the scene (ModelMap code -2; a scene's ceiling, -3, is not floor).
         """
         m, d = self.model, self.data
         out = []
         f6 = np.zeros(6)
-        fl = self.map.floor_geom
+        code = self.map.geom_limb
         for i in range(d.ncon):
             c = d.contact[i]
-            if c.geom1 == fl:
+            if code[c.geom1] == -2:
                 g = c.geom2
-            elif c.geom2 == fl:
+            elif code[c.geom2] == -2:
                 g = c.geom1
             else:
                 continue
