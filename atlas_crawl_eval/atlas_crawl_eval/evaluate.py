@@ -32,7 +32,7 @@ def run_name(behaviour, loop):
 
 
 def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noise=0.01, command=None,
-                 from_logs=None, prm=None, bar=None, video_kwargs=None):
+                 from_logs=None, prm=None, bar=None, video_kwargs=None, sim_params=None):
     prm = prm or params_mod.load_params()
     out = Path(out)
     if from_logs:
@@ -43,9 +43,9 @@ def evaluate_one(behaviour, loop, trials, cycles, out, video=False, seed0=0, noi
     else:
         logs = run_trials.run_trials(behaviour, loop, trials, cycles, out, seed0, video, noise,
                                      settle_before_s=prm["settle_before_s"], settle_after_s=prm["settle_after_s"],
-                                     bar=bar, video_kwargs=video_kwargs)
+                                     bar=bar, video_kwargs=video_kwargs, sim_params=sim_params)
     vid = out / "video.mp4"
-    extra = {}
+    extra = {"scene": (sim_params or {}).get("scene", "flat")} if not from_logs else {}
     frozen = sorted((out / "script").glob("*.yaml"))
     if frozen:
         import hashlib
@@ -76,6 +76,8 @@ def main(argv=None):
     ap.add_argument("--from-logs", help="glob of existing trial .npz logs: report only, no simulation")
     ap.add_argument("--report-only", action="store_true",
                     help="no simulation: rewrite the report(s) from <out>[/<behaviour>]/logs/*.npz")
+    ap.add_argument("--scene", default="flat", help="terrain scene (issue 13): built-in name or .yaml/.xml/.png file, "
+                    "with ':key=value,...' (atlas_crawl_mujoco/config/scenes/README.md)")
     from atlas_crawl_mujoco.render import add_video_args, video_kwargs
     add_video_args(ap)
     a = ap.parse_args(argv)
@@ -83,6 +85,8 @@ def main(argv=None):
         ap.error("give exactly one of --behaviour or --all")
     try:
         vkw = video_kwargs(a)
+        from atlas_crawl_mujoco.scenes import parse_scene
+        parse_scene(a.scene)   # a bad scene is refused here, before any simulator exists
     except ValueError as e:
         ap.error(str(e))
     if a.video:
@@ -115,7 +119,8 @@ def main(argv=None):
                 if not glob.glob(from_logs):
                     raise run_trials.BackendUnavailable(f"--report-only: no logs in {folder / 'logs'}")
             p = evaluate_one(beh, loop, n, c, folder, a.video, a.seed, prm["init_noise_rad"], command,
-                             from_logs, prm, bar=bar if simulate else None, video_kwargs=vkw)
+                             from_logs, prm, bar=bar if simulate else None, video_kwargs=vkw,
+                             sim_params={"scene": a.scene})
         except run_trials.BackendUnavailable as e:
             print(f"[evaluate] {beh}/{loop}: SKIPPED, {e}", file=sys.stderr)
             written.append((beh, loop, None, str(e)))

@@ -43,6 +43,8 @@ class TrialConfig:
     script_file: str | None = None  # frozen copy of the key-frame script (same script for all N trials)
     video_kwargs: dict | None = None  # VideoRecorder options (size, fps, view)
     video_cost: str = ""  # filled by run_trial: the recorder's measured cost per frame
+    sim_params: dict | None = None  # AtlasSim parameter overrides, e.g. {"scene": "rough:seed=3"} (issue 13)
+    disturbance: object = None  # optional .on_sim(sim) after the sim is built, .on_step(sim, player) during the gait
 
 
 class BackendUnavailable(RuntimeError):
@@ -86,8 +88,10 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
     script = keyframes.load_script(cfg.script_file or name)
     roll = cfg.behaviour.startswith("roll")
     loop = "once" if roll else cfg.loop
-    sim = sim_mod.AtlasSim(seed=cfg.seed)  # fresh simulator per trial
+    sim = sim_mod.AtlasSim(params=cfg.sim_params, seed=cfg.seed)  # fresh simulator per trial
     try:
+        if cfg.disturbance is not None:
+            cfg.disturbance.on_sim(sim)
         pose = getattr(script, "start_pose", None)
         if pose:
             q0, quat0 = keyframes.named_pose(pose)
@@ -125,6 +129,8 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
             if not pl.done:
                 q, _ = pl.update(dt)
                 sim.set_joint_targets(q)
+                if cfg.disturbance is not None:
+                    cfg.disturbance.on_step(sim, pl)
             sim.step(1)
             if pl.done:
                 after -= 1
@@ -168,7 +174,8 @@ def freeze_script(behaviour: str, out_dir) -> tuple[str, str, bool]:
 
 def run_trials(behaviour: str, loop: str, n_trials: int, cycles: int, out_dir, seed0: int = 0,
                video: bool = False, init_noise_rad: float = 0.01, settle_before_s: float = 2.5,
-               settle_after_s: float = 2.5, progress=None, bar=None, video_kwargs=None) -> list[TrialLog]:
+               settle_after_s: float = 2.5, progress=None, bar=None, video_kwargs=None,
+               sim_params=None) -> list[TrialLog]:
     """N trials, fresh simulator each, seeds seed0..seed0+N-1, one frozen copy of the script; logs in
     ``out_dir/logs/trial_XX.npz``; the first trial is filmed if ``video`` (``video_kwargs``: VideoRecorder options).
 
@@ -182,7 +189,7 @@ def run_trials(behaviour: str, loop: str, n_trials: int, cycles: int, out_dir, s
     for i in range(n_trials):
         cfg = TrialConfig(behaviour, loop, cycles, seed0 + i, init_noise_rad, settle_before_s, settle_after_s,
                           video=str(out / "video.mp4") if (video and i == 0) else None, script_file=script_file,
-                          video_kwargs=video_kwargs)
+                          video_kwargs=video_kwargs, sim_params=sim_params)
         t0 = time.monotonic()
         if bar is not None:
             bar.set_info(f"{behaviour}/{loop} trial {i + 1}/{n_trials}")
