@@ -29,11 +29,12 @@ VALID = [
     ("turn", {"direction": 0, "cycles": 1, "speed_scale": 3.0}),
     ("turn", {"direction": 1, "cycles": 1, "speed_scale": 3.0}),
     ("roll", {"from_side": 0, "to": 0}),
+    ("recover", {}),    # back to the crawl stance (after a roll or a fall, crawls and turns are refused until then)
 ]
 INVALID = [
     ("crawl", {"cycles": 0}), ("crawl", {"direction": 5}), ("crawl", {"speed_scale": float("nan")}),
     ("crawl", {"method": 7}), ("turn", {"direction": 2, "angle_rad": 0.0}), ("turn", {"cycles": -1}),
-    ("roll", {"to": 3}),
+    ("roll", {"to": 3}), ("recover", {"max_stages": 200}),
 ]
 SCENARIOS = ("complete", "cancel", "cancel", "cancel_now", "preempt", "invalid")
 
@@ -161,4 +162,6 @@ def run_random_clients(stack, n_clients: int = 3, duration_s: Optional[float] = 
     s = tally.summary()
     s["wall_s"] = time.monotonic() - t0
     s["server_counters"] = dict(stack.sequencer.counters)
+    if hasattr(stack.sim, "fall_state"):      # the simulator's ground-truth fall flag (MuJoCo host)
+        s["fall"] = stack.sim.fall_state()
     return s
