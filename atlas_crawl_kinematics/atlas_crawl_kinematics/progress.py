@@ -14,6 +14,7 @@ environment variable ``ATLAS_CRAWL_PROGRESS`` = bar/off overrides auto. ``quiet=
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -53,7 +54,13 @@ class Progress:
         self._bar = None
         if self.mode == "bar":
             from tqdm import tqdm
-            self._bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=True,
+            try:   # a terminal that reports a 0x0 size (some ptys) would get no bar at all: assume 100x30
+                size = os.get_terminal_size(self.stream.fileno())
+                sized = size.columns > 0 and size.lines > 0
+            except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+                sized = True
+            self._bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=sized,
+                             ncols=None if sized else 100, nrows=None if sized else 30, leave=True,
                              bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit}s "
                                         "[{elapsed} elapsed, ETA {remaining}{postfix}]")
 
