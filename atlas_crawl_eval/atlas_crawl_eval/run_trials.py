@@ -107,7 +107,7 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
             from atlas_crawl_mujoco.render import VideoRecorder
             rec = VideoRecorder(sim, str(cfg.video), **(cfg.video_kwargs or {}))
             rec.next_t = sim.time
-            rec.label = f"{cfg.behaviour} ({loop}) settle"
+            rec.label = f"{cfg.behaviour} ({loop} loop), settling"
         rest = np.ones(4, dtype=bool)
         dt = sim.dt
         sim.fall_check = "none"
@@ -121,7 +121,7 @@ def run_trial(cfg: TrialConfig, log_path) -> TrialLog:
                                        time_scale=cfg.time_scale)
         pl.start(sim.joint_q(), sim.joint_effort(), sim.kp)
         if rec:
-            rec.label = f"{cfg.behaviour} ({loop}) x{cfg.cycles}"
+            rec.label = f"{cfg.behaviour}, {cfg.cycles} cycle{'s' if cfg.cycles > 1 else ''} ({loop} loop)"
         fell, fall_t = False, math.nan
         after = int(round(cfg.settle_after_s / dt))
         k = 0
