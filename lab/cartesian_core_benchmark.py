@@ -6,7 +6,7 @@ Usage::
     python lab/cartesian_core_benchmark.py [--cycles 1] [--com-modulation] [--backward] [--keyframe-cycles 1]
         [--set name=value ...]     # crawl tracker parameters (config/crawl_tracker_parameters.yaml)
 
-Cartesian: the start stance of ``atlas_crawl_mujoco.iik_crawl`` (nominal four-point stance), then the references
+Cartesian: the start stance of ``atlas_crawl_eval.iik_crawl`` (nominal four-point stance), then the references
 of ``cartesian.cartesian_plan`` sent one by one to ``CrawlControllerCore`` (next one when the status says reached),
 i.e. the gait sequencer's Cartesian goal without ROS. Key-frame: ``crawl_forward`` key-frames from its first
 key-frame pose. Timed: wall clock (``perf_counter``) of every ``core.update`` (``thread_time`` is a slow system call
