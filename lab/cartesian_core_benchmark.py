@@ -53,8 +53,9 @@ def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
             if i >= len(refs):
                 break
             ok, why = core.set_reference(refs[i])
-            if not ok:
-                raise RuntimeError(f"reference {i} rejected: {why}")
+            if not ok:   # the controller's reference check said no (as the sequencer would abort the goal)
+                reason = f"reference {i + 1} rejected: {why}"
+                break
             sent += 1
         q, qd, tau = sim.joint_q(), sim.joint_qd(), sim.joint_effort()
         pose = _pose7(sim)
