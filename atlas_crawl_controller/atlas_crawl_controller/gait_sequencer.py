@@ -749,9 +749,12 @@ class GaitSequencer:
     def _fall_tick(self, run: _Run, t: float, pelvis_pose, support, pose) -> Optional[TickOutput]:
         """Feed the detector; a fall during a Crawl/Turn aborts it ("fell: <reason>") and sends the protective
         key-frame (parameter protect_script)."""
-        fs = self.observe(t, pelvis_pose, support)
+        # a host that feeds every pose sample itself (the node: at the sample's stamp) sets feed_fall_in_tick False
+        fs = self.observe(t, pelvis_pose, support) if getattr(self, "feed_fall_in_tick", True) \
+            else self.fall_detector.state
         if run.goal.kind not in (CRAWL, TURN) or not fs.fallen:
             return None
+        self.last_fall_abort_t = t
         out = TickOutput(reference=self._protect_reference())
         out.outcome = self._finish("aborted", f"fell: {fs.reason} (posture {fs.posture})", t, pose)
         self.falls = getattr(self, "falls", 0) + 1

@@ -230,6 +230,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._stop_goal(why)
             return
         self._pose = pose
+        self._observe_pose(msg, pose)
         self._pose_t = self._now_s()
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
@@ -439,7 +440,6 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._progress_wall = max(self._progress_wall, time.monotonic()) if self._seq.busy else time.monotonic()
         self._last_tick_t = t
         if not self._seq.busy:
-            self._seq.observe(t, self._pose)    # fall detector / posture while idle (goal checks, Recover)
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
                 self._last_keepalive = t
                 self._publish_ref(Reference(mode=Mode.HOLD, sequence_id=0))
@@ -466,6 +466,20 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._event.set()
 
     # ------------------------------------------------------------------ falls (issue 14 §3)
+    def _observe_pose(self, msg: PoseStamped, pose) -> None:
+        """Feed every pelvis pose sample to the fall detector at its stamp (sim time of the sample, not of its
+        processing); on a fall during a goal, tick at once (abort + protective key-frame) instead of at the next
+        timer period."""
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        with self._lock:
+            seq = self._seq
+            if seq is None:
+                return
+            seq.feed_fall_in_tick = False
+            st = seq.observe(stamp if stamp > 0 else self._now_s(), pose)
+            if st.fallen and seq.busy:
+                self._tick_locked()
+
     def _posture_rejection(self, mg) -> str:
         """Why a goal cannot start from the current posture (gait_sequencer.posture_rejection; a Crawl/Turn while
         down is accepted when auto_recover is on: the sequencer recovers first)."""
