@@ -40,3 +40,21 @@ def test_pushed_over_crawl_aborts_with_fell_then_recovers(goals, stack):  # noqa
     assert not stack.sim.fall_state()["fallen"]
     again = goals.run("crawl", {"cycles": 1}, result_timeout_s=120)
     assert again.status == "succeeded", (again.status, again.result)
+
+
+def test_auto_recover_gets_up_before_a_crawl(goals, stack):  # noqa: F811
+    from rclpy.parameter import Parameter
+    pusher = threading.Thread(target=_push_after, args=(stack, 1.5, [0.0, -150.0, 0.0]))
+    pusher.start()
+    rec = goals.run("crawl", {"cycles": 4}, result_timeout_s=120)
+    pusher.join()
+    assert rec.status == "aborted" and rec.result.reason.startswith("fell: "), (rec.status, rec.result)
+    assert stack.wait_sim_time(1.0)
+    assert stack.sequencer.set_parameters([Parameter("auto_recover", value=True)])[0].successful
+    try:
+        rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=300)      # accepted while down: recovers first
+    finally:
+        stack.sequencer.set_parameters([Parameter("auto_recover", value=False)])
+    assert rec.status == "succeeded" and rec.result.cycles_completed == 1, (rec.status, rec.result)
+    assert "settling" in {f.phase for f in rec.feedback}                   # the recovery ran before the crawl
+    assert rec.result.distance_m > 0.1 and not stack.sim.fall_state()["fallen"]
