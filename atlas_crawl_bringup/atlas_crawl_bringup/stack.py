@@ -162,6 +162,21 @@ class Stack:
     def create_node(self, name: str, **kw):
         return self.add_node(rclpy.create_node(name, context=self.context, **kw))
 
+    def reset_sim(self, timeout_s: float = 30.0) -> bool:
+        """A fresh trial through the graph's own ``/sim/reset`` service (the robot back in its initial pose; the
+        graph keeps running). True when the service answered success."""
+        from std_srvs.srv import Trigger
+        cli = self.manager.create_client(Trigger, "/sim/reset")
+        try:
+            if not cli.wait_for_service(timeout_sec=timeout_s):
+                return False
+            fut = cli.call_async(Trigger.Request())
+            ev = threading.Event()
+            fut.add_done_callback(lambda _f: ev.set())
+            return ev.wait(timeout_s) and bool(fut.result().success)
+        finally:
+            self.manager.destroy_client(cli)
+
     def wait_sim_time(self, seconds: float, timeout_s: float = 120.0) -> bool:
         t0 = self.sim.sim_time()
         w0 = time.monotonic()

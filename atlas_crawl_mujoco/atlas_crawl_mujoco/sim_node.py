@@ -206,6 +206,8 @@ class MujocoSimNode(GuardedNodeMixin, Node):
 
     def _due(self, key: str, t: float, rate_hz: float) -> bool:
         nxt = self._next.get(key)
+        if nxt is not None and nxt - t > 1.0 / rate_hz + 1e-9:
+            nxt = None   # the rate went up: the new rate applies at once, not after the old period ran out
         if nxt is None or t + 1e-9 >= nxt:
             self._next[key] = (nxt if nxt is not None and t - nxt < 1.0 / rate_hz else t) + 1.0 / rate_hz
             return True
