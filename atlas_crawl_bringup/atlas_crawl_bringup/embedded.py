@@ -187,7 +187,7 @@ def main(argv=None) -> int:
             + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
     say("\nsummary: " + "; ".join(f"{k}: {s}" + (f" ({why})" if why else "") for k, s, why in outcomes))
     report = os.path.join(args.out, "demo_report.md")
-    with open(report, "w") as f:
+    with open(report, "w", encoding="utf-8") as f:
         f.write("# atlas_crawl embedded demo\n\n```\n" + "\n".join(lines) + "\n```\n")
     print(f"report: {report}")
     return 0 if ok else 1

@@ -77,7 +77,7 @@ def msgdef_text(full_type: str) -> str:
     """ros2msg schema text of e.g. 'sensor_msgs/msg/JointState' (with dependencies)."""
     pkg, _, name = full_type.split("/")
     try:
-        main = open(_find_msg_file(pkg, name)).read()
+        main = open(_find_msg_file(pkg, name), encoding="utf-8").read()
     except FileNotFoundError:
         if full_type not in KNOWN_DEFINITIONS:
             raise
@@ -89,7 +89,7 @@ def msgdef_text(full_type: str) -> str:
             continue
         seen.add(d)
         p, n = d.split("/")
-        txt = open(_find_msg_file(p, n)).read()
+        txt = open(_find_msg_file(p, n), encoding="utf-8").read()
         order.append((d, txt))
         stack.extend(_deps(p, txt))
     parts = [main.rstrip("\n")]

@@ -126,7 +126,7 @@ def main(argv=None):
             written.append((beh, loop, None, str(e)))
             bar.update(n)
             continue
-        say(p.read_text().split("## Per-trial")[0])
+        say(p.read_text(encoding="utf-8").split("## Per-trial")[0])
         say(f"[evaluate] {run_name(beh, loop)}: {p} and {p.with_suffix('.html')}"
             + (f"  ({bar.status()})" if simulate else ""))
         written.append((beh, loop, p, ""))
@@ -153,17 +153,17 @@ def write_index(out: Path, written, command) -> Path:
             md.append(f"Not run: {err}\n")
             html.append(f"<p>Not run: {report._esc(err)}</p>")
             continue
-        txt = Path(p).read_text().split("## Per-trial")[0]
+        txt = Path(p).read_text(encoding="utf-8").split("## Per-trial")[0]
         body = txt.split("\n", 1)[1]  # drop its title
         md.append(f"[full report]({name}/report.md)\n" + body)
-        mj = json.loads((Path(p).parent / "metrics.json").read_text())
+        mj = json.loads((Path(p).parent / "metrics.json").read_text(encoding="utf-8"))
         fmts = {k: f for k, _l, _u, f in report.rows_for(beh)}
         rows = [dict(r, fmt=fmts.get(r["key"]), mean=_f(r["mean"]), std=_f(r["std"])) for r in mj["summary"]]
         falls = sum(1 for t in mj["trials"] if t.get("fell"))
         html.append(f"<p><a href='{name}/report.html'>full report (plots, video)</a> · "
                     f"falls {falls}/{len(mj['trials'])}</p>" + report.html_table(rows, beh, loop))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.md").write_text("".join(md))
+    (out / "report.md").write_text("".join(md), encoding="utf-8")
     (out / "report.html").write_text("".join(html) + "</body></html>\n", encoding="utf-8")
     return out / "report.md"
 

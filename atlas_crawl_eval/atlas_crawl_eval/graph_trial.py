@@ -515,7 +515,7 @@ def write_outputs(out: Path, log: Optional[TrialLog], behaviour: str, m: Optiona
         log.save(out / "trial.npz")
     res = {"status": outcome.status, "reason": outcome.reason, "goal": goal_fields,
            "result": {k: (float(v) if isinstance(v, float) else v) for k, v in (outcome.result or {}).items()}}
-    (out / "result.yaml").write_text(yaml.safe_dump(_jsonable(res), sort_keys=False))
+    (out / "result.yaml").write_text(yaml.safe_dump(_jsonable(res), sort_keys=False), encoding="utf-8")
     if m is not None:
         body = {"behaviour": behaviour, "command": command, "metrics": m, "action_result": res["result"],
                 "log": {"samples": log.n, "rate_hz": LOG_RATE_HZ, "t0_s": float(log.time_s[0]),
@@ -526,7 +526,7 @@ def write_outputs(out: Path, log: Optional[TrialLog], behaviour: str, m: Optiona
                 + ([] if outcome.recording and outcome.recording.support else ["contact_in_touch"]),
                 "feedback_phase_time_s": phase_time_s(outcome.recording) if outcome.recording else {},
                 "notes": notes}
-        (out / "metrics.json").write_text(json.dumps(_jsonable(body), indent=2, allow_nan=False) + "\n")
+        (out / "metrics.json").write_text(json.dumps(_jsonable(body), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 # ================================================================================================= CLI

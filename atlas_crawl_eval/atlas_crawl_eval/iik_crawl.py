@@ -664,7 +664,7 @@ def write_outputs(out: Path, arr, st, summ, row, title, behaviour="crawl_forward
     plot_support_stances(arr, st, out / "support_stances.png", title)
     js = dict(row={k: v for k, v in row.items() if k not in ("eval", "stats", "summary")}, eval=row["eval"],
               stats=row["stats"], summary=summ, stance_agreement=stance_agreement(st), command=command)
-    (out / "iik_stats.json").write_text(json.dumps(js, indent=1, default=_json))
+    (out / "iik_stats.json").write_text(json.dumps(js, indent=1, default=_json), encoding="utf-8")
 
 
 def _json(o):

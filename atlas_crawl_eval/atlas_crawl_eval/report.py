@@ -300,7 +300,7 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
         rel = os.path.relpath(video, out) if os.path.isabs(str(video)) else video
         md.append(f"\n## Video\n\n[{Path(video).name}]({rel})\n")
     md.append("\nThe same report as one self-contained page: [report.html](report.html)\n")
-    (out / "report.md").write_text("".join(md))
+    (out / "report.md").write_text("".join(md), encoding="utf-8")
     html_prov = {"command": prov["command"], "date": prov["date"], "machine": prov["machine"],
                  "python": prov["python"], "git": prov["git_commit"],
                  "trials": f"{prov['n_trials']} × {','.join(map(str, prov['cycles']))} cycles",
@@ -316,7 +316,7 @@ def write_report(logs, behaviour: str, out_dir, loop: str = "full", command: str
     (out / "metrics.json").write_text(json.dumps({
         "behaviour": behaviour, "loop": loop, "provenance": prov, "trials": trials,
         "summary": [{k: v for k, v in r.items() if k != "fmt"} for r in rows],
-    }, indent=1, default=_json_default))
+    }, indent=1, default=_json_default), encoding="utf-8")
     return out / "report.md"
 
 
@@ -492,7 +492,7 @@ def main(argv=None):
     ap.add_argument("--heading", default="pelvis_z", choices=["pelvis_z", "pelvis_x", "limbs"])
     a = ap.parse_args(argv)
     p = write_report(a.logs, a.behaviour, a.out, a.loop, video=a.video, heading_source=a.heading)
-    print(p.read_text().split("## Per-trial")[0])
+    print(p.read_text(encoding="utf-8").split("## Per-trial")[0])
 
 
 if __name__ == "__main__":
