@@ -147,7 +147,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
 
     def follow_up(res: CaseResult):
         time.sleep(0.3)   # queued bad messages drain
-        rec = goals.run("crawl", {"cycles": 1, "speed_scale": 2.0}, result_timeout_s=120)
+        rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=120)
         why = getattr(rec.result, "reason", "") or rec.rejection_reason or ""
         if rec.status in ("aborted", "rejected") and ("fell" in why or "robot is down" in why):
             # the case left the robot mid-step and the crawl from there tipped it over: a gait limitation, not a
@@ -155,7 +155,8 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
             falls[0] += 1
             res.notes.append(f"follow-up crawl fell ({why[:60]}); /sim/reset and retry")
             stack.reset_sim()
-            rec = goals.run("crawl", {"cycles": 1, "speed_scale": 2.0}, result_timeout_s=120)
+            stack.wait_sim_time(1.5)   # the fall flag clears after fall.clear_s upright (hysteresis)
+            rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=120)
         res.follow_up_crawl = rec.status
         if rec.status != "succeeded" or stack.executor_error is not None:
             res.ok = False
@@ -239,7 +240,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
                     pub.publish(ControllerReference(sequence_id=seq, sender="storm", mode=1, joint_names=["neck_ay"],
                                                     joint_positions_rad=[math.nan], duration_s=0.5))
             return False
-        rec = goals.run("crawl", {"cycles": 1, "speed_scale": 2.0}, result_timeout_s=120, cancel_when=inject)
+        rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=120, cancel_when=inject)
         if rec.status != "succeeded":
             res.ok = False
             res.wrongly_aborted += 1
