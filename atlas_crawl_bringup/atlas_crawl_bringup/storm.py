@@ -81,9 +81,7 @@ class Probe:
             fut = self.cs.call_async(req)
         else:
             fut = self.gp.call_async(self.GetParameters.Request(names=["rate_hz"]))
-        ev = threading.Event()
-        fut.add_done_callback(lambda _f: ev.set())
-        return time.monotonic() - t0 if ev.wait(2.0) else math.inf
+        return time.monotonic() - t0 if _answered(fut, 2.0) else math.inf
 
     def _loop(self):
         k = 0
@@ -103,6 +101,13 @@ class Probe:
         if self._th is not None:
             self._th.join(5.0)
         return list(self.latencies)
+
+
+def _answered(fut, timeout_s: float) -> bool:
+    """Wait (bounded) for a service/goal future; True when it completed."""
+    ev = threading.Event()
+    fut.add_done_callback(lambda _f: ev.set())
+    return ev.wait(timeout_s)
 
 
 def _publish_for(pub, msgs: List, seconds: float, rate_hz: float):
@@ -214,9 +219,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
                 req.transition.id = tid
                 t0 = time.monotonic()
                 fut = cli.call_async(req)
-                ev = threading.Event()
-                fut.add_done_callback(lambda _f: ev.set())
-                if not ev.wait(5.0):
+                if not _answered(fut, 5.0):
                     res.ok = False
                     res.notes.append(f"{target} change_state {tid} not answered")
                 elif fut.result().success:
@@ -272,9 +275,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
                 type=ParameterType.PARAMETER_STRING, string_value=value))])
             t0 = time.monotonic()
             fut = cli.call_async(req)
-            ev = threading.Event()
-            fut.add_done_callback(lambda _f: ev.set())
-            if not ev.wait(5.0):
+            if not _answered(fut, 5.0):
                 res.ok = False
                 res.notes.append(f"set gaits.turn_left={value!r} not answered")
                 continue
@@ -347,9 +348,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
         for n in names:
             for v in values:
                 fut = cli.call_async(SetParameters.Request(parameters=[PMsg(name=n, value=v)]))
-                ev = threading.Event()
-                fut.add_done_callback(lambda _f: ev.set())
-                if not ev.wait(5.0):
+                if not _answered(fut, 5.0):
                     res.ok = False
                     res.notes.append(f"{n} not answered")
                 elif fut.result().results[0].successful:
@@ -359,9 +358,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
             res.notes.append(f"accepted (valid values for their type): {sorted(set(accepted))}")
             fut = cli.call_async(SetParameters.Request(parameters=[PMsg(name=n, value=orig[n])
                                                                    for n in sorted(set(accepted))]))
-            ev = threading.Event()
-            fut.add_done_callback(lambda _f: ev.set())
-            ev.wait(5.0)   # restore, so the follow-up crawl runs as configured
+            _answered(fut, 5.0)   # restore, so the follow-up crawl runs as configured
     case("parameter abuse on every gait_sequencer parameter", param_abuse)
 
     # -------------------------------------------------------------------------------- flood

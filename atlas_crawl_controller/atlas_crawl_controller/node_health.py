@@ -10,7 +10,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 OK, WARN, ERROR = 0, 1, 2
 
