@@ -9,10 +9,10 @@ import argparse
 
 import mujoco
 import numpy as np
-
-from atlas_crawl_controller import keyframes
 from atlas_crawl_controller.player import KeyframePlayer
 from atlas_crawl_mujoco.sim import AtlasSim
+
+from atlas_crawl_controller import keyframes
 
 
 def top_z(sim: AtlasSim) -> float:

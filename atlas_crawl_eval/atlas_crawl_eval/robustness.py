@@ -159,7 +159,7 @@ def summarize(runs: list[dict]) -> list[dict]:
         b = base.get(g, float("nan"))
         out.append({"gait": g, "scene": s, "disturbance": d, "runs": len(rs), "success_rate": len(ok) / len(rs),
                     "speed": spd, "speed_unit": speed_unit(g),
-                    "speed_pct_flat": 100 * spd / b if (b == b and b > 0 and spd == spd) else float("nan"),
+                    "speed_pct_flat": 100 * spd / b if (b > 0 and not math.isnan(spd)) else float("nan"),
                     "drift_m": float(np.mean([r["drift_m"] for r in ok])) if ok else float("nan"),
                     "falls": sum(r["fell"] for r in rs), "ceiling_touch_runs": sum(r["ceiling_touches"] > 0 for r in rs),
                     "errors": sum(bool(r["error"]) for r in rs)})
@@ -179,7 +179,7 @@ def heatmap(cells: list[dict], path: Path) -> Path:
         i, j = gaits.index(c["gait"]), cols.index((c["scene"], c["disturbance"]))
         z[i, j] = c["success_rate"]
         sp = c["speed_pct_flat"]
-        txt[i, j] = f"{100 * c['success_rate']:.0f}%" + ("" if sp != sp else f"\n{sp:.0f}% v")
+        txt[i, j] = f"{100 * c['success_rate']:.0f}%" + ("" if math.isnan(sp) else f"\n{sp:.0f}% v")
     fig, ax = plt.subplots(figsize=(1.0 + 0.95 * len(cols), 1.4 + 0.6 * len(gaits)))
     im = ax.imshow(z, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     for (i, j), t in txt.items():
@@ -219,7 +219,7 @@ def write_report(out: Path, runs: list[dict], cells: list[dict], info: dict) -> 
                   f"| {c['falls']} | {c['ceiling_touch_runs']} |\n")
     md.append(f"\n## Failed runs ({len(fails)})\n\n")
     for r in fails:
-        why = "fell at %.2f s" % r["fall_time_s"] if r["fell"] else (
+        why = f"fell at {r['fall_time_s']:.2f} s" if r["fell"] else (
             f"touched the ceiling ({r['ceiling_touches']} x 10 ms)" if r["ceiling_touches"] else r["error"])
         md.append(f"- {r['gait']} / {r['scene']} / {r['disturbance']} / seed {r['seed']}: {why}; replay: "
                   f"`{replay_command(r, info['cycles'], str(out))}`\n")

@@ -39,8 +39,9 @@ class _Player:
 
 
 def _pushes(seed, cycles=2):
-    from atlas_crawl_controller import keyframes
     from atlas_crawl_mujoco.sim import AtlasSim
+
+    from atlas_crawl_controller import keyframes
     sim = AtlasSim(seed=seed)
     sim.reset("crawl_forward")
     pl = _Player(keyframes.load_script("crawl_forward"))

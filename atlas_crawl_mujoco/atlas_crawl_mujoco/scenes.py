@@ -27,7 +27,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import yaml
-
 from atlas_crawl_controller.parameters import config_path
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))

@@ -4,10 +4,10 @@ import math
 import mujoco
 import numpy as np
 import pytest
-
-from atlas_crawl_mujoco import scenes
 from atlas_crawl_mujoco.model import build_model, build_spec
 from atlas_crawl_mujoco.sim import AtlasSim
+
+from atlas_crawl_mujoco import scenes
 
 
 def _geom(m, name):
@@ -172,9 +172,8 @@ def test_bad_scene_refused_before_a_simulator_exists():
 
 def test_sim_node_scene_parameter_is_read_only():
     rclpy = pytest.importorskip("rclpy")
-    from rclpy.parameter import Parameter
-
     from atlas_crawl_mujoco.sim_node import MujocoSimNode
+    from rclpy.parameter import Parameter
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     try:
