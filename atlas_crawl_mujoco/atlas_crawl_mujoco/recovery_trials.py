@@ -3,6 +3,7 @@ recover, effort saturation.
 
     python -m atlas_crawl_mujoco.recovery_trials --trials 20 --seed 0 [--json out.json]
     python -m atlas_crawl_mujoco.recovery_trials --falls 20 --trials 100   # push until 20 falls (target 20/20)
+    python -m atlas_crawl_mujoco.recovery_trials --falls 20 --trials 100 --no-recover [--no-protect]  # impacts
 
 One deterministic loop hosts the plain classes the ROS graph runs: AtlasSim (physics, 1 kHz), CrawlControllerCore
 (read -> update -> write at its update_rate_hz, as the sim node does) and GaitSequencer (100 Hz tick with the ground-
@@ -61,6 +62,7 @@ class Loop:
         self.sat_run = np.zeros(28)
         self.sat_max = np.zeros(28)
         self.events = []
+        self.impact_n = {"head": 0.0, "torso": 0.0}    # peak floor normal force on the head / torso bodies
 
     def pose(self):
         return self.sim.pelvis_pose_xyzw()
@@ -82,6 +84,12 @@ class Loop:
             self.sim.step(self.n_ctrl)
             self.t += self.n_ctrl * self.sim.dt
             at_lim = np.abs(self.sim.joint_effort()) >= 0.99 * self.lim
+            for _l, _p, fn, g in self.sim.floor_contacts():
+                if _l == -1:
+                    b = self.sim.model.body(self.sim.model.geom_bodyid[g]).name
+                    k = "head" if b == "head" else "torso" if b in ("utorso", "mtorso", "ltorso") else None
+                    if k:
+                        self.impact_n[k] = max(self.impact_n[k], fn)
             self.sat_run = np.where(at_lim, self.sat_run + self.n_ctrl * self.sim.dt, 0.0)
             self.sat_max = np.maximum(self.sat_max, self.sat_run)
         was = self.gt.state.fallen
@@ -118,9 +126,12 @@ class Loop:
                 pass
 
 
-def trial(seed: int, impulse=(60.0, 120.0), lie_s=1.5, hold_s=2.0, max_recover_s=240.0) -> dict:
+def trial(seed: int, impulse=(60.0, 120.0), lie_s=1.5, hold_s=2.0, max_recover_s=240.0, protect=True,
+          recover=True) -> dict:
     rng = np.random.default_rng(seed)
     p = parameter_set().values()
+    if not protect:
+        p = p.replace(protect_script="")
     lp = Loop(p)
     lp.idle(0.5)
     crawl, _ = validate_crawl(SimpleNamespace(cycles=4, distance_m=0.0, direction=0, loop_mode=0, method=0,
@@ -142,6 +153,11 @@ def trial(seed: int, impulse=(60.0, 120.0), lie_s=1.5, hold_s=2.0, max_recover_s
         r["recovered"] = None
         return r
     lp.idle(lie_s)
+    r["head_impact_n"], r["torso_impact_n"] = lp.impact_n["head"], lp.impact_n["torso"]   # push -> lying
+    r["posture_before"] = lp.seq.fall_detector.posture(lp.pose())
+    if not recover:
+        r["recovered"] = None
+        return r
     r["posture_before"] = lp.seq.fall_detector.posture(lp.pose())
     lp.sat_run[:] = 0.0
     lp.sat_max[:] = 0.0
@@ -174,6 +190,8 @@ def main(argv=None) -> int:
                     help="push impulse range [N·s]")
     ap.add_argument("--lie", type=float, default=1.5, help="[s] lying still before the Recover goal")
     ap.add_argument("--hold", type=float, default=2.0, help="[s] the crawl stance must hold after the recovery")
+    ap.add_argument("--no-protect", action="store_true", help="protect_script '' (keep the last command on a fall)")
+    ap.add_argument("--no-recover", action="store_true", help="only the falls (impacts), no Recover goal")
     ap.add_argument("--json", help="write the per-trial records here")
     a = ap.parse_args(argv)
     if a.trials < 1 or a.falls < 0 or not (0 < a.impulse[0] <= a.impulse[1]) or a.lie < 0 or a.hold < 0:
@@ -181,19 +199,22 @@ def main(argv=None) -> int:
     recs = []
     w0 = time.monotonic()
     for i in range(a.trials):
-        r = trial(a.seed * 1000 + i, tuple(a.impulse), a.lie, a.hold)
+        r = trial(a.seed * 1000 + i, tuple(a.impulse), a.lie, a.hold, protect=not a.no_protect,
+                  recover=not a.no_recover)
         recs.append(r)
         line = (f"trial {i:2d}: push {r['impulse_ns']:5.1f} N·s at {r['push_t_s']:4.2f} s dir {r['push_dir_deg']:+5.0f}°"
                 f" -> crawl {r['crawl_status']}")
         if r["fell"]:
-            line += (f" ({r['crawl_reason'][:110]}); lying {r['posture_before']}; recover {r['recover_status']}"
-                     f" [{' > '.join(r['stages'])}]")
+            line += (f" ({r['crawl_reason'][:110]}); lying {r['posture_before']}; peak floor force head "
+                     f"{r['head_impact_n']:.0f} N, torso {r['torso_impact_n']:.0f} N")
+        if r["fell"] and "recover_status" in r:
+            line += f"; recover {r['recover_status']} [{' > '.join(r['stages'])}]"
             if r["time_to_recover_s"] is not None:
                 line += f" in {r['time_to_recover_s']:.1f} s"
             line += f", held: {r['recovered']}, max saturation {r['max_saturation_s']:.2f} s ({r['saturation_joint']})"
             if r["recover_status"] != "succeeded":
                 line += f" reason: {r['recover_reason']}"
-        else:
+        elif not r["fell"]:
             line += " (no fall)"
         print(line, flush=True)
         if a.falls and sum(1 for x in recs if x["fell"]) >= a.falls:
@@ -202,16 +223,24 @@ def main(argv=None) -> int:
     ok = [r for r in falls if r["recovered"]]
     times = [r["time_to_recover_s"] for r in ok]
     fell_abort = sum(1 for r in falls if r.get("sequencer_abort_fell"))
-    sat = [r["max_saturation_s"] for r in falls]
+    sat = [r["max_saturation_s"] for r in falls if "max_saturation_s" in r]
+    head = [r["head_impact_n"] for r in falls]
+    torso = [r["torso_impact_n"] for r in falls]
     print(f"\n{len(recs)} pushes ({a.impulse[0]:.0f}-{a.impulse[1]:.0f} N·s, seed {a.seed}): {len(falls)} falls "
-          f"({fell_abort} crawl goals aborted 'fell: ...'); recovered {len(ok)}/{len(falls)}"
+          f"({fell_abort} crawl goals aborted 'fell: ...')"
+          + ("" if a.no_recover else f"; recovered {len(ok)}/{len(falls)}")
           + (f"; time to recover median {np.median(times):.1f} s, max {max(times):.1f} s" if times else "")
           + (f"; effort saturation > {MAX_SATURATION_S} s in {sum(s > MAX_SATURATION_S for s in sat)}/{len(falls)} "
              f"recoveries (max {max(sat):.2f} s)" if sat else "")
+          + (f"; protective key-frame {'off' if a.no_protect else 'on'}: head touched the floor in "
+             f"{sum(h > 0 for h in head)}/{len(falls)} falls (peak force median {np.median(head):.0f} N, max "
+             f"{max(head):.0f} N), torso peak median {np.median(torso):.0f} N, max {max(torso):.0f} N" if falls else "")
           + f"; wall {time.monotonic() - w0:.0f} s")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(recs, f, indent=1)
+    if a.no_recover:
+        return 0 if falls else 1
     return 0 if falls and len(ok) == len(falls) else 1
 
 
