@@ -96,8 +96,21 @@ def test_upright_crawl_accepted_and_succeeds():
     assert out.status == "succeeded", out
 
 
-def test_fall_during_crawl_aborts_with_reason_and_protective_keyframe():
+def test_fall_during_crawl_aborts_and_holds_by_default():
     lp = Loop()
+    lp.settle()
+    out = lp.run(crawl_goal(lp.p, cycles=3), at_time=(2.0, RIGHT_SIDE))
+    assert out.status == "aborted" and out.reason.startswith("fell: "), out
+    assert lp.p["protect_script"] == ""                     # default: no protective move, the last command holds
+    protect = load_script("fall_protect").keyframes[-1]
+    last = lp.refs[-1]
+    assert not (len(last.joint_positions_rad) == protect.selected.sum()
+                and np.allclose(last.joint_positions_rad, protect.q[protect.selected]))
+    assert not lp.seq.busy
+
+
+def test_fall_during_crawl_aborts_with_reason_and_protective_keyframe():
+    lp = Loop(params=parameter_set().values().replace(protect_script="fall_protect"))
     lp.settle()
     out = lp.run(crawl_goal(lp.p, cycles=3), at_time=(2.0, RIGHT_SIDE))
     assert out.status == "aborted" and out.reason.startswith("fell: "), out
