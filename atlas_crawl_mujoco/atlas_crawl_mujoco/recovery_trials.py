@@ -193,11 +193,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-protect", action="store_true", help="protect_script '' (keep the last command on a fall)")
     ap.add_argument("--no-recover", action="store_true", help="only the falls (impacts), no Recover goal")
     ap.add_argument("--json", help="write the per-trial records here")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
     a = ap.parse_args(argv)
     if a.trials < 1 or a.falls < 0 or not (0 < a.impulse[0] <= a.impulse[1]) or a.lie < 0 or a.hold < 0:
         ap.error("need --trials >= 1, --falls >= 0, 0 < impulse MIN <= MAX, --lie >= 0, --hold >= 0")
     recs = []
     w0 = time.monotonic()
+    from atlas_crawl_kinematics.progress import Progress
+    bar = Progress(a.trials, desc="push trials", unit="trial", quiet=a.quiet)
     for i in range(a.trials):
         r = trial(a.seed * 1000 + i, tuple(a.impulse), a.lie, a.hold, protect=not a.no_protect,
                   recover=not a.no_recover)
@@ -216,9 +219,11 @@ def main(argv=None) -> int:
                 line += f" reason: {r['recover_reason']}"
         elif not r["fell"]:
             line += " (no fall)"
-        print(line, flush=True)
+        bar.write(line)
+        bar.update(1, info=f"falls {sum(1 for x in recs if x['fell'])}")
         if a.falls and sum(1 for x in recs if x["fell"]) >= a.falls:
             break
+    bar.close()
     falls = [r for r in recs if r["fell"]]
     ok = [r for r in falls if r["recovered"]]
     times = [r["time_to_recover_s"] for r in ok]
