@@ -177,6 +177,22 @@ class Stack:
         finally:
             self.manager.destroy_client(cli)
 
+    def wait_inputs_settled(self, quiet_s: float = 0.5, timeout_s: float = 20.0) -> bool:
+        """Wait until no node has rejected an input for ``quiet_s`` (wall): bad messages still queued somewhere in
+        the graph would rightly abort the next goal. False on timeout."""
+        def count():
+            return sum(sum(n.health.rejected_inputs.values()) for n in (self.sim, self.contact, self.sequencer)
+                       if "health" in n.__dict__)
+        t_end, last, last_change = time.monotonic() + timeout_s, None, time.monotonic()
+        while time.monotonic() < t_end:
+            n = count()
+            if n != last:
+                last, last_change = n, time.monotonic()
+            elif time.monotonic() - last_change > quiet_s:
+                return True
+            time.sleep(0.05)
+        return False
+
     def wait_sim_time(self, seconds: float, timeout_s: float = 120.0) -> bool:
         t0 = self.sim.sim_time()
         w0 = time.monotonic()

@@ -151,7 +151,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
     n_msgs = 2000 if long else 300
 
     def follow_up(res: CaseResult):
-        time.sleep(0.3)   # queued bad messages drain
+        stack.wait_inputs_settled()   # queued bad messages drain (each would rightly abort the crawl)
         rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=120)
         why = getattr(rec.result, "reason", "") or rec.rejection_reason or ""
         if rec.status in ("aborted", "rejected") and ("fell" in why or "robot is down" in why):
@@ -308,7 +308,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
                                         reached=True, task_error_m=v, stability_margin_m=v, state=255))
             s = SupportState(stability_margin_m=v, statically_stable=True)
             s.com_projection.x = v
-            s.contacts = [ContactState(name="x", in_contact=True, confidence=v) for _ in range(7)]
+            s.contacts = [ContactState(name="x", in_contact=True, confidence=v) for _ in range(4)]   # ContactState[4]
             sups.append(s)
             refs.append(ControllerReference(sequence_id=1, sender="storm", mode=2, duration_s=v,
                                             contact_targets=[], stance=[True] * 4))

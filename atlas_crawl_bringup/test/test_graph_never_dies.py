@@ -77,7 +77,8 @@ def test_nan_pelvis_pose_aborts_goal_with_reason_and_graph_recovers(goals, stack
     assert rec.status == "aborted", (rec.status, rec.result)
     assert "non-finite or invalid pelvis pose" in rec.result.reason, rec.result.reason
     assert stack.executor_error is None
-    time.sleep(0.5)   # queued NaN messages drain (each one would rightly abort the next goal too)
+    # queued NaN messages drain (each one would rightly abort the next goal too)
+    assert stack.wait_inputs_settled()
     _crawl_one(goals)
 
 
