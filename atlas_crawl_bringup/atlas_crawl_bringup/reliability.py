@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     if s["errors"]:
         print(f"  errors: {s['errors']}")
     if args.json:
-        with open(args.json, "w") as f:
+        with open(args.json, "w", encoding="utf-8") as f:
             json.dump(s, f, indent=2, default=str)
     return 0 if (s["hangs"] == 0 and s["crashes"] == 0 and consistent) else 1
 

@@ -1,13 +1,12 @@
-"""Issue 11 rows 1–3 on the real embedded graph: bad lifecycle requests, non-finite sensor data and foreign
-references get a defined answer, and the graph keeps serving (a fresh 1-cycle Crawl succeeds after each)."""
+"""Issue 11 on the real embedded graph, beyond the storm (test_storm.py runs rows 1-5 of the issue with a fresh
+crawl after each): foreign references are answered under their own sender, /diagnostics from every node, and a
+stale pose is a defined state."""
 import math
 import threading
 import time
 
 from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped
-from lifecycle_msgs.srv import ChangeState, GetState
 
 from atlas_crawl_controller.nodes import topics
 from ros_fixtures import goals, stack  # noqa: F401
@@ -30,56 +29,6 @@ def _call(node, srv_type, name, req, timeout_s=ANSWER_S):
 def _crawl_one(goals):  # noqa: F811
     rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=120)
     assert rec.status == "succeeded", (rec.status, rec.result, rec.rejection_reason)
-
-
-def test_invalid_lifecycle_transitions_answered_and_graph_alive(goals, stack):  # noqa: F811
-    node = stack.create_node("lifecycle_abuser")
-    cases = [("gait_sequencer", 2), ("gait_sequencer", 3), ("gait_sequencer", 77), ("contact_inference", 1)]
-    for target, tid in cases:
-        req = ChangeState.Request()
-        req.transition.id = tid
-        resp, dt = _call(node, ChangeState, f"/{target}/change_state", req)
-        assert resp is not None, f"{target} change_state {tid} not answered within {ANSWER_S} s"
-        assert resp.success is False, (target, tid)
-    req = ChangeState.Request()
-    req.transition.label = "no_such_transition"
-    resp, _ = _call(node, ChangeState, "/gait_sequencer/change_state", req)
-    assert resp is not None and not resp.success
-    for target in ("gait_sequencer", "contact_inference"):
-        resp, _ = _call(node, GetState, f"/{target}/get_state", GetState.Request())
-        assert resp is not None and resp.current_state.label == "active", target
-    _crawl_one(goals)
-
-
-def test_nan_pelvis_pose_aborts_goal_with_reason_and_graph_recovers(goals, stack):  # noqa: F811
-    node = stack.create_node("nan_pose_publisher")
-    pub = node.create_publisher(PoseStamped, topics.PELVIS_POSE, 10)
-    started = threading.Event()
-    stop = threading.Event()
-
-    def flood():
-        started.wait(60)
-        bad = PoseStamped()
-        bad.header.frame_id = topics.WORLD_FRAME
-        bad.pose.position.x = bad.pose.position.y = bad.pose.position.z = math.nan
-        bad.pose.orientation.x = bad.pose.orientation.w = math.nan
-        t_end = time.monotonic() + 1.0
-        while time.monotonic() < t_end and not stop.is_set():
-            pub.publish(bad)
-            time.sleep(0.002)
-
-    th = threading.Thread(target=flood, daemon=True)
-    th.start()
-    rec = goals.run("crawl", {"cycles": 2}, result_timeout_s=120,
-                    cancel_when=lambda f: (started.set(), False)[1])
-    stop.set()
-    th.join(5)
-    assert rec.status == "aborted", (rec.status, rec.result)
-    assert "non-finite or invalid pelvis pose" in rec.result.reason, rec.result.reason
-    assert stack.executor_error is None
-    # queued NaN messages drain (each one would rightly abort the next goal too)
-    assert stack.wait_inputs_settled()
-    _crawl_one(goals)
 
 
 def test_foreign_nan_reference_does_not_abort_running_goal(goals, stack):  # noqa: F811

@@ -242,7 +242,7 @@ def main(argv=None) -> int:
              f"{max(head):.0f} N), torso peak median {np.median(torso):.0f} N, max {max(torso):.0f} N" if falls else "")
           + f"; wall {time.monotonic() - w0:.0f} s")
     if a.json:
-        with open(a.json, "w") as f:
+        with open(a.json, "w", encoding="utf-8") as f:
             json.dump(recs, f, indent=1)
     if a.no_recover:
         return 0 if falls else 1
