@@ -75,6 +75,7 @@ class Ros2ControlBridge:
         self.command = np.zeros(N)
         self.status = np.zeros(len(STATUS_FIELDS))
         self.reason = ""
+        self.rejected_reason = ""
         self.sender = ""
         self.last_error = ""
         self._key = None
@@ -101,8 +102,9 @@ class Ros2ControlBridge:
                       stance: Sequence[bool], com_modulation: bool, sender: str = "") -> bool:
         """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
 
-        Returns accepted; on rejection ``reason`` holds why and ``status`` shows ``accepted = 0`` with the rejected
-        ``sequence_id`` (what the MuJoCo node publishes for a rejection)."""
+        Returns accepted; on rejection ``rejected_reason`` holds why (the host publishes it once under the rejected
+        reference's ``sequence_id`` and sender, as the MuJoCo node does); ``status`` and ``reason`` keep describing the
+        running motion."""
         tg = np.asarray(contact_targets, float).reshape(-1)
         ref = Reference(mode=int(mode), sequence_id=int(sequence_id), joint_names=list(joint_names),
                         joint_positions_rad=np.asarray(joint_positions_rad, float),
@@ -110,13 +112,7 @@ class Ros2ControlBridge:
                         stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation),
                         sender=str(sender))
         ok, reason = self.core.set_reference(ref)
-        self.reason = reason
-        if not ok:
-            self._refresh_status()
-            self.status[0] = float(int(sequence_id))
-            self.status[1] = 0.0
-            self.status[2] = 0.0
-            self.reason = reason
+        self.rejected_reason = "" if ok else reason
         return bool(ok)
 
     # ------------------------------------------------------------------------------------------------ update

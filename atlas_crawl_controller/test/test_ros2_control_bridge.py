@@ -88,16 +88,20 @@ def test_rejected_reference_reports_reason_and_sequence_id():
     b = _configured()
     b.activate()
     _step(b, 0.0)
-    assert not b.set_reference(1, 42, ["no_such_joint"], [0.1], 1.0, [], [True] * 4, False)
-    assert "unknown joints" in b.reason
-    assert b.status[rb.STATUS_FIELDS.index("sequence_id")] == 42
-    assert b.status[rb.STATUS_FIELDS.index("accepted")] == 0.0
+    running = b.status.copy()
+    assert not b.set_reference(1, 42, ["no_such_joint"], [0.1], 1.0, [], [True] * 4, False, "intruder")
+    assert "unknown joints" in b.rejected_reason
+    # the rejection is the host's to publish under id 42 / sender 'intruder'; the running motion's status and reason
+    # stay untouched (the plugin once published the intruder's reason with the running motion's statuses)
+    np.testing.assert_array_equal(b.status, running)
+    assert "unknown joints" not in b.reason and b.status[rb.STATUS_FIELDS.index("accepted")] == 1.0
+    assert b.core.last_rejection.sequence_id == 42 and b.core.last_rejection.sender == "intruder"
     assert not b.set_reference(1, 43, list(JOINT_NAMES), [float("nan")] * 28, 1.0, [], [True] * 4, False)
-    assert "non-finite" in b.reason
+    assert "non-finite" in b.rejected_reason
     # Cartesian without the solver plugged in: rejected with that reason, nothing moves
     before = b.command.copy()
     assert not b.set_reference(2, 44, [], [], 1.0, [0.0] * 12, [True] * 4, True)
-    assert "IIK" in b.reason
+    assert "IIK" in b.rejected_reason
     _step(b, DT)
     np.testing.assert_array_equal(b.command, before)
 
@@ -150,7 +154,7 @@ def test_deactivate_reports_inactive_and_rejects_references():
     b.deactivate()
     assert b.status[rb.STATUS_FIELDS.index("state")] == State.INACTIVE
     assert not b.set_reference(0, 1, [], [], 0.0, [], [True] * 4, False)
-    assert "inactive" in b.reason
+    assert "inactive" in b.rejected_reason
 
 
 def _cartesian_bridge():
@@ -216,20 +220,20 @@ def test_cartesian_reference_outside_the_workspace_or_without_support_is_rejecte
     tg = b.core._law.contact_fk(q0, pose)
     before = b.command.copy()
     assert not b.set_reference(2, 21, [], [], 1.0, (tg + 1e6).reshape(-1), [True] * 4, True)
-    assert "reachable workspace" in b.reason or "reachable" in b.reason, b.reason
+    assert "reachable workspace" in b.rejected_reason or "reachable" in b.rejected_reason, b.rejected_reason
     far = tg.copy()
     far[0, 0] += 3.0
     assert not b.set_reference(2, 22, [], [], 1.0, far.reshape(-1), [False, True, True, True], True)
-    assert "LW" in b.reason and "reachable" in b.reason, b.reason
+    assert "LW" in b.rejected_reason and "reachable" in b.rejected_reason, b.rejected_reason
     assert not b.set_reference(2, 23, [], [], 1.0, tg.reshape(-1), [True, False, False, True], True)
-    assert "cannot hold the robot" in b.reason and "at least 3" in b.reason, b.reason
+    assert "cannot hold the robot" in b.rejected_reason and "at least 3" in b.rejected_reason, b.rejected_reason
     line = tg.copy()
     line[:, 1] = 0.0
     assert not b.set_reference(2, 24, [], [], 1.0, line.reshape(-1), [True] * 4, True)
-    assert "collinear" in b.reason, b.reason
+    assert "collinear" in b.rejected_reason, b.rejected_reason
     deep = tg.copy()
     deep[2, 2] = -0.5
     assert not b.set_reference(2, 25, [], [], 1.0, deep.reshape(-1), [True] * 4, True)
-    assert "below the ground" in b.reason, b.reason
+    assert "below the ground" in b.rejected_reason, b.rejected_reason
     _step(b, DT)
     np.testing.assert_array_equal(b.command, before)

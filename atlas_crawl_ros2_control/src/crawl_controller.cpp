@@ -513,7 +513,7 @@ controller_interface::return_type CrawlController::update(
             rejected = true;
             rejected_sequence_id = m.sequence_id;
             rejected_sender_ = m.sender;
-            reason_ = py_->bridge.attr("reason").cast<std::string>();
+            rejected_reason_ = py_->bridge.attr("rejected_reason").cast<std::string>();
           }
         }
         rc = py_->update_fn(time.seconds(), dt).cast<int>();
@@ -620,6 +620,8 @@ void CrawlController::publish_status(
     m.state = StatusMsg::STATE_ERROR;
     m.reason.assign("python core error (last safe command held): ");
     m.reason.append(*error_text);
+  } else if (rejected_sequence_id != nullptr) {
+    m.reason.assign(rejected_reason_);   // the rejection's reason, never the running motion's
   } else {
     m.reason.assign(reason_);
   }

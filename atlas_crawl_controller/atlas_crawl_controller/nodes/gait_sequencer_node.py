@@ -230,8 +230,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._stop_goal(why)
             return
         self._pose = pose
-        self._observe_pose(msg, pose)
         self._pose_t = self._now_s()
+        self._observe_pose(msg, pose)
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
         self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")

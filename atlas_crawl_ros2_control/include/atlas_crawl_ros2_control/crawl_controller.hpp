@@ -118,6 +118,7 @@ private:
   std::string reason_;                 // core's status reason (refreshed only when it changed)
   std::string sender_;                 // sender of the reference the status describes (refreshed with reason_)
   std::string rejected_sender_;        // sender of the reference rejected in this period
+  std::string rejected_reason_;        // why it was rejected (published only in that rejection's status)
   std::string last_error_;
   bool error_active_ = false;
 
