@@ -134,7 +134,8 @@ def run_random_clients(stack, n_clients: int = 3, duration_s: Optional[float] = 
     budget = [sequences] if sequences is not None else None
     clients = []
     for i in range(n_clients):
-        gc = GoalClient(stack.create_node(f"random_client_{i}"))
+        # result waits bounded in sim time (+ a wall stall guard): a slow machine is not a hang
+        gc = GoalClient(stack.create_node(f"random_client_{i}"), sim_time=stack.sim.sim_time)
         if not gc.wait_for_servers(10.0):
             raise RuntimeError("action servers not available")
         clients.append(gc)
