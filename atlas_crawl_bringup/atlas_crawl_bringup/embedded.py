@@ -4,7 +4,7 @@
 
 Composes ``mujoco_sim`` (physics + controller core, read → update → write each control period),
 ``contact_inference`` and ``gait_sequencer`` (lifecycle nodes, configured and activated through their
-``change_state`` services) on one MultiThreadedExecutor, then a separate client node runs the demo through the
+``change_state`` services) on one SingleThreadedExecutor, then a separate client node runs the demo through the
 ``/crawl``, ``/turn`` and ``/roll`` actions:
 
 1. stance — wait until the contact inference reports all four limbs down and the CoM inside the polygon;

@@ -7,7 +7,7 @@ from ros_fixtures import goals, stack  # noqa: F401  (pytest fixtures)
 
 
 def test_crawl_roundtrip_with_feedback_and_result(goals, stack):  # noqa: F811
-    rec = goals.run("crawl", {"cycles": 1, "speed_scale": 3.0}, result_timeout_s=60)
+    rec = goals.run("crawl", {"cycles": 1}, result_timeout_s=60)
     assert rec.status == "succeeded", (rec.status, rec.result)
     r = rec.result
     assert r.success and r.reason == "" and r.cycles_completed == 1 and r.duration_s > 0

@@ -59,7 +59,7 @@ def test_invalid_goal_rejected_with_reason(goals, kind, fields, needle):  # noqa
 
 def test_second_goal_rejected_busy_and_first_completes(goals, stack):  # noqa: F811
     out = {}
-    t = threading.Thread(target=lambda: out.__setitem__("a", goals.run("crawl", {"cycles": 1, "speed_scale": 3.0},
+    t = threading.Thread(target=lambda: out.__setitem__("a", goals.run("crawl", {"cycles": 1},
                                                                        result_timeout_s=60)))
     t.start()
     deadline = time.monotonic() + 10

@@ -376,7 +376,7 @@ def _physics_parameter_set() -> Optional[ParameterSet]:
 
 
 def main(args=None):
-    spin_node(MujocoSimNode, num_threads=4, args=args)
+    spin_node(MujocoSimNode, args=args)
 
 
 if __name__ == "__main__":

@@ -189,12 +189,13 @@ class ReleasingLifecycleNode(GuardedNodeMixin, LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
 
-def spin_node(node_factory: Callable[[], object], num_threads: int, args=None) -> None:
-    """``main`` of a node executable: init, spin the node on a MultiThreadedExecutor, clean up on Ctrl-C/shutdown."""
-    from rclpy.executors import MultiThreadedExecutor
+def spin_node(node_factory: Callable[[], object], args=None) -> None:
+    """``main`` of a node executable: init, spin the node on a SingleThreadedExecutor (no callback blocks; see
+    ``atlas_crawl_bringup.stack``), clean up on Ctrl-C/shutdown."""
+    from rclpy.executors import SingleThreadedExecutor
     rclpy.init(args=args)
     node = node_factory()
-    ex = MultiThreadedExecutor(num_threads=num_threads)
+    ex = SingleThreadedExecutor()
     ex.add_node(node)
     rc = 0
     try:

@@ -201,7 +201,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
 
 
 def main(args=None):
-    spin_node(ContactInferenceNode, num_threads=2, args=args)
+    spin_node(ContactInferenceNode, args=args)
 
 
 if __name__ == "__main__":

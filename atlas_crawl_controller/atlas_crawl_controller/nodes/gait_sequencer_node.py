@@ -44,6 +44,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from std_msgs.msg import String
 
 from .. import gait_sequencer as gs
@@ -122,7 +123,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         for kind, (atype, name) in ACTIONS.items():
             self._servers.append(_UuidActionServer(
                 self, atype, name,
-                execute_callback=lambda gh, k=kind: self._execute(k, gh),
+                execute_callback=self._execute_callback(kind),
                 goal_callback=self.guard(lambda goal, k=kind: self._on_goal(k, goal), f"goal callback {kind}",
                                          default=GoalResponse.REJECT),
                 cancel_callback=self.guard(self._on_cancel, "cancel callback", default=CancelResponse.ACCEPT),
@@ -250,6 +251,11 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._pub_rej.publish(String(data=json.dumps({"action": kind, "goal_id": gid, "reason": reason})))
         return GoalResponse.REJECT
 
+    @property
+    def inputs_ready(self) -> bool:
+        """True once a pelvis pose and a support state have arrived (a goal's posture can be checked)."""
+        return self._pose is not None and self._support is not None
+
     def _on_goal(self, kind: str, goal) -> GoalResponse:
         with self._lock:
             if not self._active or self._seq is None:
@@ -270,6 +276,26 @@ class GaitSequencerNode(ReleasingLifecycleNode):
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         return CancelResponse.ACCEPT
+
+    def _execute_callback(self, kind: str):
+        async def execute(goal_handle):
+            return await self._execute_off_executor(kind, goal_handle)
+        return execute
+
+    async def _execute_off_executor(self, kind: str, goal_handle):
+        """The goal's wait loop runs on a thread of its own and the execute coroutine only awaits its result, so no
+        executor thread is held for the length of a goal: the node runs on a SingleThreadedExecutor too (the
+        embedded stack's; rclpy's MultiThreadedExecutor costs ~10x the graph's speed in GIL time)."""
+        fut = Future(executor=self.executor)
+        fut.add_done_callback(lambda _f: None)   # completing it schedules a task: that wakes the executor
+
+        def work():
+            try:
+                fut.set_result(self._execute(kind, goal_handle))
+            except BaseException as e:  # noqa: BLE001 — handed to the awaiting coroutine
+                fut.set_exception(e)
+        threading.Thread(target=work, name=f"goal_{kind}", daemon=True).start()
+        return await fut
 
     def _execute(self, kind: str, goal_handle):
         atype = ACTIONS[kind][0]
@@ -516,7 +542,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
 
 
 def main(args=None):
-    spin_node(GaitSequencerNode, num_threads=6, args=args)
+    spin_node(GaitSequencerNode, args=args)
 
 
 if __name__ == "__main__":

@@ -191,7 +191,7 @@ class SupportMarkersNode(GuardedNodeMixin, Node):
 
 
 def main(args=None):
-    spin_node(SupportMarkersNode, num_threads=2, args=args)
+    spin_node(SupportMarkersNode, args=args)
 
 
 if __name__ == "__main__":
