@@ -265,8 +265,11 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     T = tracker.end_time(plan)
     fell, fall_t, reason = False, math.nan, ""
     k = 0
+    observe = getattr(plan, "observe", None)  # closed-loop gait generators re-plan from the measured pelvis
     while not tracker.finished(plan):
         sensed = SimSensed(sim)
+        if observe is not None:
+            observe(tracker.t_plan, *sensed_base(sim))
         sim.set_joint_targets(tracker.step(sim.time, plan, sensed))
         if tracker.solved:
             _record(st, tracker.last, sensed, sim.time - t0)

@@ -1,0 +1,190 @@
+r"""The closed-loop crawl gait generator: the plan object the crawl tracker samples (``sample(t)``,
+``duration_s``, ``trajectory(dt)``, ``cycles``), re-planned at the start of every step from the measured pelvis
+pose by :meth:`CrawlGaitGenerator.observe` (issue 12 §1; thesis §4.1.3 static crawl, §4.3 margin rule).
+
+Per step ``k`` (limb ``i`` = :class:`.ContactSequence` order): shift the CoM from its last target to the margin
+point of the tripod without ``i`` (:class:`.CoMPlan`), then swing ``i`` on the lifted arc
+(:func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc`) to its landing point (:class:`.FootPlacement`), the others
+held. At the start of each step, :class:`.PlacementFeedback` turns the measured heading / lateral errors into
+increments of the pattern reference :math:`(r_k, \theta_k)`, and steps ``k..`` are planned again from the contacts
+as they stand (the limbs already placed are not moved). Future steps are the nominal prediction (the tracker's lift
+lookahead samples them).
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from atlas_crawl_kinematics.cartesian_gait import GaitSample, min_jerk, swing_arc
+
+from ..parameters import load_parameter_file
+from .command import CommandError, CommandLimits, CrawlCommand
+from .com_plan import CoMPlan
+from .contact_sequence import LIMB_NAMES, ContactSequence
+from .feedback import PlacementFeedback
+from .placement import FootPlacement
+
+__all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "parameter_set"]
+
+PARAMETER_FILE = "gait_generator_parameters.yaml"
+
+
+def parameter_set():
+    """The YAML's parameter set (the source tree's config/ through a symlink install, else the installed one)."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "config",
+                       PARAMETER_FILE)
+    return load_parameter_file(src if os.path.exists(src) else PARAMETER_FILE)
+
+
+class CrawlGaitGenerator:
+    """Args: contacts0 (4, 3) world LW, RW, LK, RK in stance; com0_xy; heading0_rad (pattern heading, +x body);
+    command (:class:`.CrawlCommand`); cycles; params: overrides of config/gait_generator_parameters.yaml.
+    Raises :class:`.CommandError` (a ValueError) with the reason for a command it cannot run."""
+
+    def __init__(self, contacts0, com0_xy, heading0_rad: float, command: CrawlCommand, cycles: int,
+                 params: dict | None = None):
+        p = parameter_set().values(params or {})
+        self.p = p
+        c0 = np.asarray(contacts0, float)
+        com0 = np.asarray(com0_xy, float).reshape(-1)[:2]
+        if c0.shape != (4, 3) or not np.all(np.isfinite(c0)) or not np.all(np.isfinite(com0)):
+            raise CommandError("contacts0 must be a finite (4, 3) array and com0_xy finite")
+        if not math.isfinite(heading0_rad):
+            raise CommandError("heading0_rad must be finite")
+        if int(cycles) < 1:
+            raise CommandError(f"cycles must be >= 1, got {cycles}")
+        self.limits = CommandLimits(p["limits.vx_m_per_s"], p["limits.vy_m_per_s"], p["limits.wz_rad_per_s"])
+        self.cycles = int(cycles)
+        self.seq = ContactSequence(p["t_shift_s"], p["t_swing_s"], p["t_start_s"], backward=command.vx_m_per_s < 0)
+        self._check(command)
+        self.cmd = command
+        self.placement = FootPlacement(c0, heading0_rad)
+        self.com_plan = CoMPlan(p["margin_m"])
+        self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain"],
+                                          p["feedback.along_gain"], p["feedback.max_heading_step_rad"],
+                                          p["feedback.max_lateral_step_m"], p["feedback.max_total_lateral_m"])
+        self.n_steps = 4 * self.cycles
+        self.duration_s = self.seq.step_start_s(self.n_steps)
+        T = self.seq.step_s
+        # state at step boundaries k = 0..n: contacts before step k, CoM target, reference (r, θ)
+        self.contacts = [None] * (self.n_steps + 1)
+        self.com = [None] * (self.n_steps + 1)
+        self.ref = [None] * (self.n_steps + 1)
+        self.contacts[0] = c0.copy()
+        self.com[0] = com0.copy()
+        self.ref[0] = (self.placement.r0.copy(), float(heading0_rad))
+        self.goal = [None] * self.n_steps
+        self.com_to = [None] * self.n_steps
+        self._T = T
+        self.observed = -2          # last step index observed (−1: the start hold)
+        self._plan_from(0)
+
+    # ------------------------------------------------------------------------------------------------ command
+    def _check(self, cmd: CrawlCommand) -> None:
+        cmd.validated(self.limits)
+        Tc = 4 * self.seq.step_s
+        stride = math.hypot(cmd.vx_m_per_s, cmd.vy_m_per_s) * Tc
+        if stride > self.p["max_stride_m"] + 1e-12:
+            raise CommandError(f"command needs a stride of {stride:.3f} m per {Tc:.2f} s cycle, beyond max_stride_m "
+                               f"= {self.p['max_stride_m']:.3f}")
+        turn = abs(cmd.wz_rad_per_s) * Tc
+        if turn > self.p["max_turn_rad_per_cycle"] + 1e-12:
+            raise CommandError(f"command needs {turn:.3f} rad of yaw per cycle, beyond max_turn_rad_per_cycle = "
+                               f"{self.p['max_turn_rad_per_cycle']:.3f}")
+        if (cmd.vx_m_per_s < 0) != self.seq.backward and hasattr(self, "cmd"):
+            raise CommandError("a change between forward and backward needs a new gait (the contact order reverses)")
+
+    def set_command(self, cmd: CrawlCommand) -> None:
+        """New command from the next step on; a bad one raises and changes nothing."""
+        self._check(cmd)
+        self.cmd = cmd
+        k = max(0, self.observed + 1)
+        if k < self.n_steps:
+            self._plan_from(k)
+
+    # ------------------------------------------------------------------------------------------------ planning
+    def _plan_from(self, k0: int) -> None:
+        c = self.cmd
+        r, th = self.ref[k0]
+        contacts = self.contacts[k0].copy()
+        for k in range(k0, self.n_steps):
+            li = self.seq.limb(k)
+            self.com_to[k] = self.com_plan.target(contacts, li)
+            r1, th1 = self.placement.advance(r, th, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
+            g = contacts[li].copy()
+            g[:2] = self.placement.land(li, r1, th1)
+            self.goal[k] = g
+            contacts = contacts.copy()
+            contacts[li] = g
+            r, th = r1, th1
+            self.ref[k + 1] = (r, th)
+            self.contacts[k + 1] = contacts
+            self.com[k + 1] = self.com_to[k]
+
+    def observe(self, t_plan: float, pelvis_xy, pelvis_R) -> bool:
+        """Feedback at the start of each step: call every tick (cheap unless a step starts). Returns True when it
+        re-planned."""
+        k = self.seq.step_at(t_plan)
+        if k <= self.observed:
+            return False
+        if self.observed == -2:
+            self.feedback.start(pelvis_xy, pelvis_R)
+            if k < 0:
+                self.observed = -1
+                return False
+        c = self.cmd
+        for _ in range(max(0, self.observed), k):
+            self.feedback.advance_desired(c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
+        self.observed = k
+        if k >= self.n_steps:
+            return False
+        d0, x0 = self.feedback.dtheta, self.feedback.delta.copy()
+        d1, x1 = self.feedback.update(pelvis_xy, pelvis_R)
+        r, th = self.ref[k]
+        self.ref[k] = (r + (x1 - x0), th + (d1 - d0))
+        self._plan_from(k)
+        return True
+
+    # ------------------------------------------------------------------------------------------------ sampling
+    def _heading(self, k: int, tau: float) -> float:
+        return self.ref[k][1] + tau * (self.ref[k + 1][1] - self.ref[k][1])
+
+    def sample(self, t: float) -> GaitSample:
+        if not math.isfinite(t):
+            raise ValueError("t must be finite")
+        k = self.seq.step_at(t)
+        if k < 0:
+            r, th = self.ref[0]
+            return GaitSample(t, self.contacts[0].copy(), np.ones(4, bool), self.com_to[0].copy(), r.copy(), th,
+                              -1, -1, -1, "start")
+        if k >= self.n_steps:
+            r, th = self.ref[self.n_steps]
+            return GaitSample(t, self.contacts[-1].copy(), np.ones(4, bool), self.com[-1].copy(), r.copy(), th,
+                              -1, -1, -1, "end")
+        li = self.seq.limb(k)
+        ts = t - self.seq.step_start_s(k)
+        cb = self.contacts[k]
+        targets = cb.copy()
+        stance = np.ones(4, bool)
+        cyc, ph = k // 4, 2 * (k % 4)
+        if ts < self.p["t_shift_s"]:
+            tau = ts / self.p["t_shift_s"]
+            com = self.com[k] + (self.com_to[k] - self.com[k]) * float(min_jerk(tau))
+            kind, swing, tau_s = "shift", -1, 0.0
+        else:
+            tau = (ts - self.p["t_shift_s"]) / self.p["t_swing_s"]
+            lift = self.p["lift_hand_m"] if li < 2 else self.p["lift_knee_m"]
+            targets[li] = swing_arc(cb[li], self.goal[k], lift, tau)
+            stance[li] = False
+            com = self.com_to[k].copy()
+            kind, swing, tau_s, ph = "swing", li, tau, ph + 1
+        r = self.ref[k][0] + tau_s * (self.ref[k + 1][0] - self.ref[k][0])
+        return GaitSample(t, targets, stance, com, r, self._heading(k, tau_s), cyc, ph, swing,
+                          f"{kind}_{LIMB_NAMES[li]}")
+
+    def trajectory(self, dt: float = 0.01):
+        ts = np.arange(0.0, self.duration_s + 1e-9, dt)
+        S = [self.sample(float(t)) for t in ts]
+        return ts, np.array([s.targets for s in S]), np.array([s.stance for s in S])

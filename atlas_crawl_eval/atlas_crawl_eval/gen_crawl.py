@@ -1,0 +1,121 @@
+"""Closed-loop Cartesian crawl (gait generator, issue 12) in MuJoCo physics: forward, backward, turn on the spot.
+
+    python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1] \
+        [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback]
+
+Each trial: a fresh simulator, the runner's nominal hands-and-knees stance (:func:`iik_crawl.start_stance`), then
+the controller's :class:`~atlas_crawl_controller.gait_generator.CrawlGaitGenerator` tracked by the controller's
+crawl tracker (:func:`iik_crawl.track`, which calls the generator's ``observe`` with the measured pelvis every
+tick). Prints speed (m/s), drift (m/gait), turn (°/gait), s/circle, falls, beside the key-frame gaits' figures
+(README, part loop 10 × 10) and the issue-12 targets. Exit 1 on any fall.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
+from atlas_crawl_mujoco.sim import AtlasSim
+
+from .iik_crawl import (NOMINAL, add_track_args, eval_metrics, robot_model, sensed_base, start_stance, track,
+                        track_config_from_args)
+
+#: key-frame gaits (README "Results", evaluate.py part loop, 10 trials x 10 cycles)
+KEYFRAME = {"forward": "0.1266 m/s, drift 0.0089 m/gait, turn -0.03 deg/gait",
+            "backward": "0.0682 m/s, drift 0.0086 m/gait, turn +0.22 deg/gait",
+            "turn": "32.6 deg/cycle, 45.3 s/circle (README, 4 cycles)"}
+TARGETS = {"forward": ">= 0.30 m/s, drift <= 0.005 m/gait, |turn| <= 0.2 deg/gait",
+           "backward": ">= 0.30 m/s, drift <= 0.005 m/gait, |turn| <= 0.2 deg/gait",
+           "turn": "<= 15 s/circle, radius <= 0.05 m"}
+
+
+def command_for(mode: str, vx: float, wz: float) -> CrawlCommand:
+    if mode == "forward":
+        return CrawlCommand(abs(vx), 0.0, 0.0)
+    if mode == "backward":
+        return CrawlCommand(-abs(vx), 0.0, 0.0)
+    if mode == "turn":
+        return CrawlCommand(0.0, 0.0, wz)
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def run_trial(mode: str, a, seed: int, params: dict, quiet=True) -> dict:
+    model = robot_model()
+    sim = AtlasSim(seed=seed)
+    home, _ = start_stance(sim, model, nominal=NOMINAL)
+    c0 = sim.contact_site_pos()
+    gen = CrawlGaitGenerator(c0, sim.com()[:2], 0.0, command_for(mode, a.vx, a.wz), a.cycles, params)
+    cfg = track_config_from_args(a)
+    t = time.perf_counter()
+    arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet)
+    beh = {"forward": "crawl_forward", "backward": "crawl_backward", "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
+    em = eval_metrics(arr, beh)
+    row = dict(mode=mode, seed=seed, fell=bool(summ["fell"]), fall_reason=summ.get("fall_reason", ""),
+               wall_s=time.perf_counter() - t, gait_time_s=summ["gait_time_s"],
+               feedback_log=[list(map(float, r)) for r in gen.feedback.log])
+    row.update({k: em.get(k, math.nan) for k in ("velocity_m_s", "drift_per_gait_m", "turn_per_gait_deg",
+                                                   "distance_per_gait_m", "time_per_circle_extrapolated_s",
+                                                   "radius_m", "turn_per_cycle_deg")})
+    if mode == "turn":
+        row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
+    row["time_per_circle_s"] = row["time_per_circle_extrapolated_s"]
+    if "error" in em:
+        row["metric_error"] = em["error"]
+    p, R = sensed_base(sim)
+    row["end_xy"] = [float(p[0]), float(p[1])]
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modes", nargs="+", default=["forward", "backward", "turn"],
+                    choices=["forward", "backward", "turn"])
+    ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--vx", type=float, default=0.035, help="m/s, |vx| of forward/backward")
+    ap.add_argument("--wz", type=float, default=0.1, help="rad/s of the turn on the spot")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="gait generator parameters (config/gait_generator_parameters.yaml)")
+    ap.add_argument("--no-feedback", action="store_true", help="heading/lateral gains 0 (open-loop placement)")
+    ap.add_argument("--out", default="reports/gen_crawl")
+    add_track_args(ap)
+    a = ap.parse_args(argv)
+    params = {}
+    pset = parameter_set()
+    for kv in a.set:
+        k, v = kv.split("=", 1)
+        params[k] = pset.check(k, type(pset.defaults()[k])(v))
+    if a.no_feedback:
+        params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain": 0.0})
+    rows = []
+    for mode in a.modes:
+        for i in range(a.trials):
+            r = run_trial(mode, a, a.seed + i, params)
+            rows.append(r)
+            print(f"{mode:8s} seed {r['seed']}: {r['velocity_m_s']:.4f} m/s, drift {r['drift_per_gait_m']:.4f} m/gait,"
+                  f" turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle {r['time_per_circle_s']:.1f}, "
+                  f"fell {r['fell']} {r['fall_reason']} {r.get('metric_error', '')} (wall {r['wall_s']:.0f} s)",
+                  flush=True)
+    print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | falls | key-frame gait | target |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in a.modes:
+        rs = [r for r in rows if r["mode"] == mode]
+        m = lambda k: float(np.nanmean([r[k] for r in rs]))  # noqa: E731
+        print(f"| {mode} | {m('velocity_m_s'):.4f} | {m('drift_per_gait_m'):.4f} | {m('turn_per_gait_deg'):+.2f} | "
+              f"{m('time_per_circle_s'):.1f} | {sum(r['fell'] for r in rs)}/{len(rs)} | {KEYFRAME[mode]} | "
+              f"{TARGETS[mode]} |")
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gen_crawl.json").write_text(json.dumps(dict(args=vars(a), params=params, rows=rows), indent=1,
+                                                   default=str), encoding="utf-8")
+    return 1 if any(r["fell"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
