@@ -7,6 +7,9 @@ Three estimators, selectable by the ``method`` parameter (config/contact_inferen
 * :class:`VelocityEstimator` — thesis §4.3.2: a limb is in stance when its horizontal speed is below
   ``ratio`` (0.1) × the maximum horizontal speed that limb reached over a sliding window.  If the maximum itself is
   tiny (robot at rest) every limb is in stance.
+* :class:`FusionEstimator` — contact-model fusion (Bledt et al. 2018; thesis §5.4): per limb a two-state Bayes
+  filter whose prior is the gait phase's expected contact and whose evidence is the limb's ground clearance from its
+  collision geometry (atlas_crawl_kinematics.clearance). The default.
 * :class:`EffortEstimator` — the thesis' future work: loading inferred from joint efforts.  Per limb one or more
   joints' filtered absolute torques are summed and compared with an on/off threshold pair (hysteresis).  Thresholds
   are per limb; calibrate them with ``contact_inference_eval`` (precision/recall against the simulator's contacts).
@@ -38,6 +41,7 @@ __all__ = [
     "HeightEstimator",
     "VelocityEstimator",
     "EffortEstimator",
+    "FusionEstimator",
     "ContactInference",
     "SupportEstimate",
     "support_from_contacts",
@@ -45,7 +49,7 @@ __all__ = [
     "default_parameters",
 ]
 
-METHODS = ("height", "velocity", "effort")
+METHODS = ("height", "velocity", "effort", "fusion")
 PARAMETER_FILE = "contact_inference_parameters.yaml"
 
 
@@ -220,6 +224,62 @@ class EffortEstimator:
         return ContactEstimate(self.state.copy(), conf, self.name)
 
 
+class FusionEstimator:
+    """Contact-model fusion (Bledt et al. 2018), per limb a two-state (swing/stance) Bayes filter in log-odds:
+
+    * predict: ``P(stance) ← P(stance)(1 − ε) + (1 − P(stance)) ε`` (``ε = switch_probability`` per sample);
+    * gait-phase prior: ``+ phase_logodds`` if the running step expects the limb down, ``−`` if lifted
+      (no expectation, e.g. idle: 0);
+    * kinematic evidence: ``clip((clearance_threshold_m − clearance) / clearance_scale_m, ±max_evidence_logodds)``,
+      the clearance of the limb's lowest collision point above the ground;
+    * decide with hysteresis: stance above ``0.5 + hysteresis``, swing below ``0.5 − hysteresis``.
+
+    Non-finite clearance: the limb's filter holds (no update), confidence 0.
+    """
+
+    name = "fusion"
+
+    def __init__(self, switch_probability: float, phase_logodds: float, clearance_threshold_m: float,
+                 clearance_scale_m: float, max_evidence_logodds: float, hysteresis: float):
+        if not 0.0 < switch_probability < 0.5:
+            raise ValueError(f"fusion.switch_probability must be in (0, 0.5), got {switch_probability}")
+        if not clearance_scale_m > 0.0:
+            raise ValueError(f"fusion.clearance_scale_m must be > 0, got {clearance_scale_m}")
+        if not 0.0 <= hysteresis < 0.5:
+            raise ValueError(f"fusion.hysteresis must be in [0, 0.5), got {hysteresis}")
+        self.eps = float(switch_probability)
+        self.phase_logodds = float(phase_logodds)
+        self.d0 = float(clearance_threshold_m)
+        self.scale = float(clearance_scale_m)
+        self.lmax = float(max_evidence_logodds)
+        self.hyst = float(hysteresis)
+        self.reset()
+
+    def reset(self):
+        self.p = np.full(4, 0.9)
+        self.state = np.ones(4, dtype=bool)
+
+    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None) -> ContactEstimate:
+        _check_inputs(np.zeros((4, 3)) if contact_pos is None else contact_pos, efforts)
+        conf = np.zeros(4)
+        if clearance is None:
+            return ContactEstimate(self.state.copy(), conf, self.name)
+        d = np.asarray(clearance, dtype=float).reshape(4)
+        prior = np.zeros(4)
+        if expected is not None:
+            prior = np.where(np.asarray(expected, dtype=bool).reshape(4), self.phase_logodds, -self.phase_logodds)
+        ok = np.isfinite(d)
+        pred = self.p * (1.0 - self.eps) + (1.0 - self.p) * self.eps
+        logit = np.log(pred / (1.0 - pred)) + prior
+        ev = np.clip((self.d0 - np.where(ok, d, self.d0)) / self.scale, -self.lmax, self.lmax)
+        post = 1.0 / (1.0 + np.exp(-np.clip(logit + ev, -30.0, 30.0)))
+        self.p = np.where(ok, np.clip(post, 1e-6, 1 - 1e-6), self.p)
+        self.state = np.where(ok & (self.p > 0.5 + self.hyst), True,
+                              np.where(ok & (self.p < 0.5 - self.hyst), False, self.state))
+        conf[ok] = np.abs(2.0 * self.p[ok] - 1.0)
+        return ContactEstimate(self.state.copy(), conf, self.name)
+
+
 def make_estimator(method: str, p: ParamValues):
     if method == "height":
         return HeightEstimator(p["height.threshold_m"], p["height.hysteresis_m"], p["ground_height_m"])
@@ -230,6 +290,10 @@ def make_estimator(method: str, p: ParamValues):
         groups = [p[f"effort.joints_{limb.lower()}"] for limb in LIMB_NAMES]
         return EffortEstimator(groups, p["effort.on_threshold_nm"], p["effort.off_threshold_nm"],
                                p["effort.filter_tau_s"])
+    if method == "fusion":
+        return FusionEstimator(p["fusion.switch_probability"], p["fusion.phase_logodds"],
+                               p["fusion.clearance_threshold_m"], p["fusion.clearance_scale_m"],
+                               p["fusion.max_evidence_logodds"], p["fusion.hysteresis"])
     raise ValueError(f"unknown contact inference method {method!r} (known: {METHODS})")
 
 
@@ -263,7 +327,10 @@ class ContactInference:
     def reset(self):
         self.estimator.reset()
 
-    def update(self, t_s: float, contact_pos, efforts=None) -> ContactEstimate:
+    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None) -> ContactEstimate:
+        """``clearance`` (4,) [m] and ``expected`` (4,) bool feed the fusion estimator; the others ignore them."""
+        if self.estimator.name == "fusion":
+            return self.estimator.update(t_s, contact_pos, efforts, clearance=clearance, expected=expected)
         return self.estimator.update(t_s, contact_pos, efforts)
 
 

@@ -580,7 +580,8 @@ class GaitSequencer:
             names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
             vals = step.q[step.selected]
             out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
-                                      joint_positions_rad=vals, duration_s=step.duration_s, sender=self.sender)
+                                      joint_positions_rad=vals, duration_s=step.duration_s, sender=self.sender,
+                                      stance=step.stance.copy())   # the gait phase's expected contacts
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
 
@@ -675,6 +676,14 @@ class GaitSequencer:
         return o
 
     # ------------------------------------------------------------------ introspection
+    def expected_stance(self) -> np.ndarray:
+        """(4,) bool: the limbs the running step expects on the ground (all four when idle): the gait-phase prior of
+        contact inference."""
+        run = self._run
+        if run is None or not (0 <= run.step_idx < len(run.steps)):
+            return np.ones(4, bool)
+        return np.asarray(run.steps[run.step_idx].stance, bool).copy()
+
     def current(self) -> Optional[dict]:
         run = self._run
         if run is None:

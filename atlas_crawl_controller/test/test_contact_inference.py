@@ -112,7 +112,7 @@ def test_bad_shapes_raise():
 
 def test_contact_inference_method_switch_and_rejection():
     ci = ContactInference()
-    assert ci.method == "height"
+    assert ci.method == "fusion"
     p = default_parameters()
     assert ci.set_params(p.replace(method="velocity")) is None and ci.method == "velocity"
     reason = ci.set_params(p.replace(method="effort", **{"effort.off_threshold_nm": [100.0] * 4}))
@@ -135,3 +135,41 @@ def test_precision_recall_values():
     s = precision_recall(pred, truth)
     assert s["all"]["precision"] == 0.5 and s["all"]["recall"] == 0.5
     assert s["LW"]["precision"] == 1.0 and np.isnan(s["RK"]["precision"])
+
+
+def _fusion(**kw):
+    from atlas_crawl_controller.contact_inference import FusionEstimator
+    args = dict(switch_probability=0.0135, phase_logodds=0.3, clearance_threshold_m=0.0004,
+                clearance_scale_m=0.0001, max_evidence_logodds=11.8, hysteresis=0.06)
+    args.update(kw)
+    return FusionEstimator(**args)
+
+
+def test_fusion_follows_clearance_and_phase():
+    f = _fusion()
+    down, up = np.zeros(4), np.array([0.0, 0.02, 0.0, 0.0])       # RW lifted 2 cm
+    for k in range(5):
+        out = f.update(0.01 * k, None, clearance=down, expected=[True] * 4)
+    assert out.in_contact.all()
+    for k in range(5, 10):
+        out = f.update(0.01 * k, None, clearance=up, expected=[True, False, True, True])
+    assert list(out.in_contact) == [True, False, True, True] and out.confidence[1] > 0.9
+    # clearance right at the threshold: the gait phase decides
+    mid = np.full(4, 0.0004)
+    g = _fusion()
+    for k in range(50):
+        out = g.update(0.01 * k, None, clearance=mid, expected=[False, True, True, True])
+    assert list(out.in_contact) == [False, True, True, True]
+
+
+def test_fusion_holds_on_nonfinite_and_rejects_bad_parameters():
+    f = _fusion()
+    f.update(0.0, None, clearance=np.array([0.0, 0.05, 0.0, 0.0]))
+    f.update(0.01, None, clearance=np.array([0.0, 0.05, 0.0, 0.0]))
+    before = f.state.copy()
+    out = f.update(0.02, None, clearance=np.array([np.nan, np.inf, 0.0, 0.0]))
+    assert list(out.in_contact[:2]) == list(before[:2]) and out.confidence[0] == 0.0 and out.confidence[1] == 0.0
+    for bad in (dict(switch_probability=0.0), dict(switch_probability=0.6), dict(clearance_scale_m=0.0),
+                dict(hysteresis=0.5)):
+        with pytest.raises(ValueError):
+            _fusion(**bad)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -27,9 +28,23 @@ from atlas_description import LIMB_NAMES
 from atlas_crawl_mujoco.sim import AtlasSim
 
 
+@dataclass
+class Recording:
+    """A crawl sampled at ``rate_hz``: times (N,), contact sites (N,4,3), efforts (N,28), ground-truth stance (N,4),
+    joints (N,28), pelvis pose xyz+quat xyzw (N,7), the gait phase's expected stance (N,4), the goal's outcome."""
+    t: np.ndarray
+    pos: np.ndarray
+    eff: np.ndarray
+    truth: np.ndarray
+    q: np.ndarray
+    pose: np.ndarray
+    expected: np.ndarray
+    outcome: object = None
+
+
 def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0, rate_hz: float = 100.0,
                loop: str = "part", seed: int = 0):
-    """Simulate a crawl and return (t, contact_pos (N,4,3), efforts (N,28), truth (N,4), outcome)."""
+    """Simulate a crawl and return its :class:`Recording`."""
     sim = AtlasSim(seed=seed)
     script = load_script(gait)
     sim.fall_check = "none"
@@ -47,7 +62,7 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
 
     seq.start(MotionGoal(kind="crawl", script=gait, loop_mode=loop, cycles=cycles, time_scale=1.0 / speed,
                          max_cycles=cycles), 0.0, pose7())
-    rows_t, rows_p, rows_e, rows_gt = [], [], [], []
+    rows_t, rows_p, rows_e, rows_gt, rows_q, rows_pose, rows_exp = [], [], [], [], [], [], []
     n_log = max(1, int(round(1.0 / (rate_hz * sim.dt))))
     n_seq = max(1, int(round(1.0 / (100.0 * sim.dt))))
     step = 0
@@ -73,20 +88,57 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
             rows_p.append(sim.contact_site_pos())
             rows_e.append(sim.joint_effort())
             rows_gt.append(sim.limb_contacts()[0])
+            rows_q.append(sim.joint_q())
+            rows_pose.append(pose7())
+            rows_exp.append(seq.expected_stance())
         sim.step(1)
         step += 1
-    return (np.array(rows_t), np.array(rows_p), np.array(rows_e), np.array(rows_gt, bool), outcome)
+    return Recording(t=np.array(rows_t), pos=np.array(rows_p), eff=np.array(rows_e), truth=np.array(rows_gt, bool),
+                     q=np.array(rows_q), pose=np.array(rows_pose), expected=np.array(rows_exp, bool), outcome=outcome)
 
 
-def evaluate(t, pos, eff, truth, params=None):
-    """{method: precision_recall dict} for the three estimators on recorded data."""
+def clearances(rec: Recording) -> np.ndarray:
+    """(N, 4) limb clearance above the ground from the recorded joints and pelvis pose (our kinematics, not MuJoCo)."""
+    from atlas_crawl_kinematics.clearance import LimbClearance
+    from atlas_crawl_kinematics.model import RobotModel
+    from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
+    from atlas_description import LIMB_LINKS, model_urdf
+    model = RobotModel.from_urdf_string(model_urdf())
+    lc = LimbClearance(model, model_urdf(), LIMB_LINKS)
+    return np.array([lc.clearance(model.forward(q), quat_xyzw_to_R(p[3:]), p[:3])[0] for q, p in zip(rec.q, rec.pose)])
+
+
+def predictions(rec: Recording, params=None, clearance_noise_m: float = 0.0, seed: int = 0) -> dict:
+    """{method: (N, 4) stance decisions} of every estimator on a recording; ``clearance_noise_m`` adds white noise
+    to the clearance the fusion sees (pose / joint-encoder error)."""
     p = params or ci.default_parameters()
+    clear = clearances(rec)
+    if clearance_noise_m > 0:
+        clear = clear + clearance_noise_m * np.random.default_rng(seed).standard_normal(clear.shape)
     out = {}
     for m in ci.METHODS:
-        est = ci.make_estimator(m, p)
-        pred = np.array([est.update(t[k], pos[k], eff[k]).in_contact for k in range(len(t))])
-        out[m] = ci.precision_recall(pred, truth)
+        est = ci.ContactInference(p.replace(method=m))
+        out[m] = np.array([est.update(rec.t[k], rec.pos[k], rec.eff[k], clearance=clear[k],
+                                      expected=rec.expected[k]).in_contact for k in range(len(rec.t))])
     return out
+
+
+def evaluate(rec: Recording, params=None, clearance_noise_m: float = 0.0) -> dict:
+    """{method: precision_recall dict} for every estimator on a recording."""
+    return {m: ci.precision_recall(pred, rec.truth)
+            for m, pred in predictions(rec, params, clearance_noise_m).items()}
+
+
+def touchdown_latency_s(pred, truth, t, window_s: float = 0.3) -> np.ndarray:
+    """Per true touchdown (swing → stance of the truth), the delay until the prediction is stance (negative = early);
+    touchdowns with no predicted touchdown within ``window_s`` count as ``window_s``."""
+    out = []
+    for i in range(truth.shape[1]):
+        for k in np.flatnonzero(~truth[:-1, i] & truth[1:, i]) + 1:
+            near = np.flatnonzero(pred[:, i] & (np.abs(t - t[k]) <= window_s))
+            after = near[t[near] >= t[k] - window_s]
+            out.append(min(window_s, float(np.min(np.abs(t[after] - t[k]))) if after.size else window_s))
+    return np.array(out)
 
 
 def effort_statistics(eff, truth, params=None):
@@ -113,27 +165,39 @@ def main(argv=None) -> int:
     ap.add_argument("--rate-hz", type=float, default=100.0)
     ap.add_argument("--load", help="score a saved log (npz from --save) instead of simulating")
     ap.add_argument("--save", help="save the recorded log (npz)")
+    ap.add_argument("--clearance-noise-m", type=float, default=0.0,
+                    help="white noise added to the clearance the fusion estimator sees (pose/encoder error)")
     args = ap.parse_args(argv)
     if args.load:
-        d = np.load(args.load)
-        t, pos, eff, truth = d["t"], d["pos"], d["eff"], d["truth"]
-        print(f"log {args.load}: {len(t)} samples")
+        d = np.load(args.load, allow_pickle=False)
+        rec = Recording(**{k: d[k] for k in ("t", "pos", "eff", "truth", "q", "pose", "expected")})
+        print(f"log {args.load}: {len(rec.t)} samples")
     else:
-        t, pos, eff, truth, outcome = record_run(args.gait, args.cycles, args.speed, args.rate_hz)
-        print(f"{args.gait}: {args.cycles} cycles at speed {args.speed}: {outcome.status if outcome else 'timeout'} "
-              f"{outcome.reason if outcome else ''}; {len(t)} samples at {args.rate_hz} Hz, distance "
-              f"{outcome.distance_m if outcome else float('nan'):.3f} m")
+        rec = record_run(args.gait, args.cycles, args.speed, args.rate_hz)
+        o = rec.outcome
+        print(f"{args.gait}: {args.cycles} cycles at speed {args.speed}: {o.status if o else 'timeout'} "
+              f"{o.reason if o else ''}; {len(rec.t)} samples at {args.rate_hz} Hz, distance "
+              f"{o.distance_m if o else float('nan'):.3f} m")
         if args.save:
-            np.savez_compressed(args.save, t=t, pos=pos, eff=eff, truth=truth)
+            np.savez_compressed(args.save, t=rec.t, pos=rec.pos, eff=rec.eff, truth=rec.truth, q=rec.q,
+                                pose=rec.pose, expected=rec.expected)
+    truth = rec.truth
     frac = truth.mean(axis=0)
+    flips = np.sum(np.diff(truth.astype(int), axis=0) != 0, axis=0)
     print("ground truth stance fraction: " + ", ".join(f"{limb} {f:.2f}" for limb, f in zip(LIMB_NAMES, frac)))
-    res = evaluate(t, pos, eff, truth)
-    print(f"\n{'method':<9} {'limb':<4} {'precision':>9} {'recall':>7} {'F1':>6} {'accuracy':>8} {'MCC':>6}")
-    for m, table in res.items():
+    print("ground truth contact changes: " + ", ".join(f"{limb} {n}" for limb, n in zip(LIMB_NAMES, flips)))
+    preds = predictions(rec, clearance_noise_m=args.clearance_noise_m)
+    print(f"\n{'method':<9} {'limb':<4} {'precision':>9} {'recall':>7} {'F1':>6} {'accuracy':>8} {'MCC':>6}"
+          f"  touchdown latency median/p95 [ms]")
+    for m, pred in preds.items():
+        table = ci.precision_recall(pred, truth)
+        lat = touchdown_latency_s(pred, truth, rec.t) * 1e3
         for limb in list(LIMB_NAMES) + ["all"]:
             s = table[limb]
+            tail = f"  {np.median(lat):.0f} / {np.percentile(lat, 95):.0f}" if limb == "all" and lat.size else ""
             print(f"{m:<9} {limb:<4} {s['precision']:9.3f} {s['recall']:7.3f} {s['f1']:6.3f} {s['accuracy']:8.3f} "
-                  f"{s['mcc']:6.3f}")
+                  f"{s['mcc']:6.3f}{tail}")
+    eff = rec.eff
     print("\neffort load metric [N m] (for calibrating effort.on/off_threshold_nm):")
     for limb, s in effort_statistics(eff, truth).items():
         print(f"  {limb}: stance p10 {s['stance_p10']:.1f}, median {s['stance_median']:.1f}; swing median "

@@ -17,14 +17,14 @@ import re
 import mujoco
 import numpy as np
 
-from atlas_description import CONTACT_FRAMES, JOINT_NAMES, SOLE_FRAMES, joint_limits
+from atlas_description import CONTACT_FRAMES, JOINT_NAMES, LIMB_LINKS, SOLE_FRAMES, joint_limits
 from atlas_description import model_urdf as urdf_source
 
 from .params import load_params
 from .scenes import apply_scene
 
 #: Bodies whose geoms form each limb's support contact (limb order LW, RW, LK, RK).
-LIMB_BODIES = (("l_hand", "l_farm"), ("r_hand", "r_farm"), ("l_lleg",), ("r_lleg",))
+LIMB_BODIES = LIMB_LINKS
 FOOT_BODIES = ("l_foot", "r_foot")
 SUPPORT_BODIES = ("l_hand", "l_farm", "r_hand", "r_farm", "l_lleg", "r_lleg", "l_foot", "r_foot",
                   "l_talus", "r_talus")

@@ -12,6 +12,7 @@ Public API (team contract, notes/conventions.md):
   (limb order LW, RW, LK, RK).
 * :data:`SOLE_FRAMES` -- ``("l_sole", "r_sole")``.
 * :data:`LIMB_NAMES` -- ``("LW", "RW", "LK", "RK")``, the limbs of :data:`CONTACT_FRAMES` in the same order.
+* :data:`LIMB_LINKS` -- per limb, the links whose collision primitives touch the ground in the crawl.
 * :data:`JOINT_INDEX` -- joint name -> index in :data:`JOINT_NAMES`.
 * :func:`joint_limits` -- (lower, upper, velocity, effort) arrays in team order, from ``config/joint_limits.yaml``
   (the file the xacro takes its ``<limit>`` tags from).
@@ -32,6 +33,7 @@ __all__ = [
     "CONTACT_FRAMES",
     "SOLE_FRAMES",
     "LIMB_NAMES",
+    "LIMB_LINKS",
     "JOINT_INDEX",
     "SIM_CHOICES",
     "PACKAGE_NAME",
@@ -59,6 +61,9 @@ CONTACT_FRAMES: tuple[str, ...] = ("l_wrist_contact", "r_wrist_contact", "l_knee
 CONTACT_FRAME_PARENTS: tuple[str, ...] = ("l_hand", "r_hand", "l_lleg", "r_lleg")
 SOLE_FRAMES: tuple[str, ...] = ("l_sole", "r_sole")
 SOLE_FRAME_PARENTS: tuple[str, ...] = ("l_foot", "r_foot")
+#: Links whose collision geometry forms each limb's support contact (limb order LW, RW, LK, RK): a limb touches
+#: the ground when any collision primitive of these links does.
+LIMB_LINKS: tuple[tuple[str, ...], ...] = (("l_hand", "l_farm"), ("r_hand", "r_farm"), ("l_lleg",), ("r_lleg",))
 #: Limb names of the contact frames (same order as CONTACT_FRAMES).
 LIMB_NAMES: tuple[str, ...] = ("LW", "RW", "LK", "RK")
 JOINT_INDEX: dict[str, int] = {n: i for i, n in enumerate(JOINT_NAMES)}

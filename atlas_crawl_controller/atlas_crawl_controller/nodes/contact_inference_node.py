@@ -22,7 +22,7 @@ import time
 from typing import Optional
 
 import numpy as np
-from atlas_crawl_msgs.msg import ContactState, SupportState
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, SupportState
 from geometry_msgs.msg import PoseStamped
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
@@ -36,7 +36,7 @@ from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_
 from .conversions import pose_msg_to_array, support_to_msg
 
 METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.METHOD_VELOCITY,
-               "effort": ContactState.METHOD_EFFORT}
+               "effort": ContactState.METHOD_EFFORT, "fusion": ContactState.METHOD_FUSION}
 
 
 def _pset():
@@ -65,6 +65,8 @@ class ContactInferenceNode(ReleasingLifecycleNode):
         self._pose = None
         self._js_wall = 0.0
         self._pose_wall = 0.0
+        self._clearance = None
+        self._expected = None     # (4,) bool: the running reference's stance (gait-phase prior); None = no prior
         self.published = 0
 
     # ------------------------------------------------------------------ parameters
@@ -101,12 +103,16 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             except Exception as e:
                 self.get_logger().error(f"configure failed: cannot build the robot model: {e}")
                 return TransitionCallbackReturn.FAILURE
+            from atlas_crawl_kinematics.clearance import LimbClearance
+            from atlas_description import LIMB_LINKS
             self._model = model
+            self._clearance = LimbClearance(model, urdf, LIMB_LINKS)
             self._estimator = ci.ContactInference(self.params)
             self._pub = self.create_lifecycle_publisher(SupportState, topics.SUPPORT_STATE, 10)
             self._subs = [
                 self.create_subscription(JointState, topics.JOINT_STATES, self._on_js, 10),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10),
+                self.create_subscription(ControllerReference, topics.REFERENCE, self._on_reference, 10),
             ]
             self._restart_timer(self.params["rate_hz"])
             self.get_logger().info(f"configured (method {self.params['method']})")
@@ -134,6 +140,8 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             self.destroy_lifecycle_publisher(self._pub)
             self._pub = None
         self._model = None
+        self._clearance = None
+        self._expected = None
         self._estimator = None
         self._js = self._pose = None
 
@@ -148,6 +156,11 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             self._js = msg
             self._js_wall = time.monotonic()
 
+    def _on_reference(self, msg: ControllerReference):
+        """The gait phase's expected contacts: the stance of the reference being executed (a hold: all four)."""
+        self._expected = np.ones(4, bool) if msg.mode == ControllerReference.MODE_HOLD else \
+            np.array([bool(v) for v in msg.stance], bool)
+
     def _on_pose(self, msg: PoseStamped):
         p = pose_msg_to_array(msg.pose)
         if not np.all(np.isfinite(p)) or not 0.5 < float(np.linalg.norm(p[3:7])) < 1.5:
@@ -158,11 +171,17 @@ class ContactInferenceNode(ReleasingLifecycleNode):
 
     def positions_world(self, q_team: np.ndarray, pose7: np.ndarray):
         """(contact points (4,3), CoM (3,)) in the world from team-order joints and the pelvis pose."""
+        pts, com, _clear = self.positions_and_clearance(q_team, pose7)
+        return pts, com
+
+    def positions_and_clearance(self, q_team: np.ndarray, pose7: np.ndarray):
+        """(contact points (4,3), CoM (3,), limb clearance above the ground (4,)) from joints and the pelvis pose."""
         k = self._model.forward(q_team)   # RobotModel's default joint order is the team order
         P = k.positions(list(CONTACT_FRAMES))
         c = k.com()
         R = quat_xyzw_to_R(pose7[3:7])
-        return (R @ P.T).T + pose7[:3], R @ c + pose7[:3]
+        clear = self._clearance.clearance(k, R, pose7[:3], self.params["ground_height_m"])[0]
+        return (R @ P.T).T + pose7[:3], R @ c + pose7[:3], clear
 
     def _on_timer(self):
         if not self._active or self._pub is None:
@@ -183,12 +202,13 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                     if have_eff:
                         eff[j] = js.effort[i]
             pose7 = pose_msg_to_array(pose.pose)
-            pts, com = self.positions_world(q, pose7)
+            pts, com, clear = self.positions_and_clearance(q, pose7)
             t = js.header.stamp.sec + js.header.stamp.nanosec * 1e-9
             with self._lock:
                 if self._estimator is None:
                     return
-                est = self._estimator.update(t, pts, eff if have_eff else None)
+                est = self._estimator.update(t, pts, eff if have_eff else None, clearance=clear,
+                                             expected=self._expected)
                 min_margin = self.params["min_margin_m"]
             sup = ci.support_from_contacts(est.in_contact, pts, com, min_margin)
             msg = support_to_msg(est.in_contact, est.confidence, METHOD_CODE[est.method], pts, sup.polygon_xy,
