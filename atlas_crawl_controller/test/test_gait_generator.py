@@ -1,0 +1,159 @@
+"""Plain-class tests of the closed-loop crawl gait generator (gait_generator/, issue 12 §1)."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from atlas_crawl_controller.gait_generator import (CommandError, CoMPlan, CrawlCommand, CrawlGaitGenerator,
+                                                   PlacementFeedback)
+from atlas_crawl_controller.gait_generator.contact_sequence import ContactSequence
+from atlas_crawl_controller.gait_generator.feedback import pelvis_heading_rad
+
+C0 = np.array([[0.66, 0.22, 0.0], [0.66, -0.22, 0.0], [0.0, 0.26, 0.0], [0.0, -0.26, 0.0]])
+COM0 = np.array([0.35, 0.0])
+
+
+def Rz(a):
+    """A crawling pelvis: pitched nose-down 1.25 rad (z axis forward-up), then yawed by a."""
+    c, s = math.cos(a), math.sin(a)
+    yaw = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    p = 1.25
+    pitch = np.array([[math.cos(p), 0, math.sin(p)], [0, 1, 0], [-math.sin(p), 0, math.cos(p)]])
+    return yaw @ pitch
+
+
+def gen(cmd, cycles=2, **params):
+    return CrawlGaitGenerator(C0, COM0, 0.0, cmd, cycles, params)
+
+
+def test_forward_every_limb_moves_one_stride_per_cycle():
+    g = gen(CrawlCommand(0.035, 0, 0), cycles=3)
+    T = 4 * g.seq.step_s
+    d = g.contacts[8][:, :2] - g.contacts[4][:, :2]          # second cycle: steady state
+    assert np.allclose(d, [[0.035 * T, 0.0]] * 4, atol=1e-9)
+    assert g.seq.order == (0, 3, 1, 2)                       # LW, RK, RW, LK
+
+
+def test_backward_reverses_order_and_moves_back():
+    g = gen(CrawlCommand(-0.035, 0, 0), cycles=2)
+    assert g.seq.order == (2, 1, 3, 0)
+    assert g.contacts[-1][:, 0].mean() < C0[:, 0].mean() - 0.2
+
+
+def test_turn_on_the_spot_rotates_each_limb_about_the_reference():
+    g = gen(CrawlCommand(0, 0, 0.1), cycles=2)
+    T = g.seq.step_s
+    r0 = C0[:, :2].mean(axis=0)
+    for k in range(g.n_steps):
+        li = g.seq.limb(k)
+        a = 0.1 * T * (k + 1)                                    # lands one step ahead of the reference
+        R = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+        assert np.allclose(g.goal[k][:2], r0 + R @ (C0[li, :2] - r0), atol=1e-9)
+    assert np.allclose(g.ref[-1][0], r0, atol=1e-12)
+
+
+def test_samples_hold_three_contacts_and_swing_one():
+    g = gen(CrawlCommand(0.035, 0, 0))
+    for t in np.linspace(0, g.duration_s, 157):
+        s = g.sample(float(t))
+        assert s.stance.sum() >= 3
+        if s.swing >= 0:
+            held = [i for i in range(4) if i != s.swing]
+            k = g.seq.step_at(float(t))
+            assert np.allclose(s.targets[held], g.contacts[k][held])
+
+
+def test_com_target_respects_margin_before_every_lift():
+    g = gen(CrawlCommand(0.035, 0, 0.05), cycles=2, margin_m=0.04)
+    for k in range(g.n_steps):
+        li = g.seq.limb(k)
+        assert CoMPlan.margin(g.com_to[k], g.contacts[k], li) >= 0.04 - 1e-6
+    cp = CoMPlan(0.04)
+    li = 0
+    assert cp.lift_allowed(cp.target(C0, li), C0, li, 0.03)
+    assert not cp.lift_allowed(C0[li, :2], C0, li, 0.0)         # CoM over the lifting hand: no lift
+
+
+def test_heading_correction_sign():
+    """A robot yawed left (measured heading > desired) gets its pattern turned right, and vice versa."""
+    for err, sign in ((0.05, -1), (-0.05, +1)):
+        g = gen(CrawlCommand(0.035, 0, 0))
+        g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold: feedback starts
+        th_nominal = g.ref[2][1]
+        g.observe(g.seq.step_start_s(1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
+        assert np.sign(g.ref[2][1] - th_nominal) == sign
+        assert abs(g.ref[2][1] - th_nominal) <= g.p["feedback.max_heading_step_rad"] + 1e-12
+
+
+def test_lateral_correction_sign():
+    fb = PlacementFeedback(heading_gain=0.0, lateral_gain=0.5)
+    fb.start([0, 0], Rz(0))
+    _, d = fb.update([0.0, 0.04], Rz(0))                       # pelvis 4 cm left of the line
+    assert d[1] < 0 and abs(d[0]) < 1e-12
+
+
+def test_nonfinite_measurement_changes_nothing():
+    g = gen(CrawlCommand(0.035, 0, 0))
+    g.observe(0.0, [0, 0, 0.5], Rz(0.0))
+    before = [c.copy() for c in g.contacts[1:]]
+    g.observe(g.seq.step_start_s(1) + 1e-3, [np.nan, 0, 0.5], Rz(0.0))
+    assert all(np.allclose(a, b) for a, b in zip(before, g.contacts[1:]))
+
+
+def test_pelvis_heading_of_crawling_pelvis():
+    assert abs(pelvis_heading_rad(Rz(0.3)) - 0.3) < 1e-9
+
+
+@pytest.mark.parametrize("cmd,why", [
+    (CrawlCommand(float("nan"), 0, 0), "not finite"),
+    (CrawlCommand(5.0, 0, 0), "exceeds the limit"),
+    (CrawlCommand(0, 0, -9.0), "exceeds the limit"),
+])
+def test_bad_commands_rejected_with_reason(cmd, why):
+    with pytest.raises(CommandError, match=why):
+        gen(cmd)
+
+
+def test_command_beyond_stride_or_turn_rejected():
+    with pytest.raises(CommandError, match="max_stride_m"):
+        gen(CrawlCommand(0.2, 0, 0), max_stride_m=0.3)
+    with pytest.raises(CommandError, match="max_turn_rad_per_cycle"):
+        gen(CrawlCommand(0, 0, 0.3), max_turn_rad_per_cycle=0.5)
+
+
+def test_set_command_bad_changes_nothing_and_direction_change_refused():
+    g = gen(CrawlCommand(0.035, 0, 0))
+    plan = [c.copy() for c in g.contacts[1:]]
+    with pytest.raises(CommandError):
+        g.set_command(CrawlCommand(math.inf, 0, 0))
+    with pytest.raises(CommandError, match="forward and backward"):
+        g.set_command(CrawlCommand(-0.03, 0, 0))
+    assert g.cmd == CrawlCommand(0.035, 0, 0)
+    assert all(np.allclose(a, b) for a, b in zip(plan, g.contacts[1:]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(vx=st.floats(-0.05, 0.05), vy=st.floats(-0.02, 0.02), wz=st.floats(-0.1, 0.1))
+def test_blend_commands_displace_pattern_by_command(vx, vy, wz):
+    """Any blend: after each cycle the pattern reference has moved by the integrated command (exact chords)."""
+    g = gen(CrawlCommand(vx, vy, wz), cycles=1)
+    T = g.seq.step_s
+    r, th = np.zeros(2), 0.0
+    for _ in range(4):
+        a = th + 0.5 * wz * T
+        r = r + np.array([math.cos(a) * vx - math.sin(a) * vy, math.sin(a) * vx + math.cos(a) * vy]) * T
+        th += wz * T
+    assert np.allclose(g.ref[4][0] - g.ref[0][0], r, atol=1e-9)
+    assert math.isclose(g.ref[4][1], th, abs_tol=1e-12)
+    for k in range(4):                                            # limb of step k lands at ref(k + 1)
+        r1, th1 = g.ref[k + 1]
+        li = g.seq.limb(k)
+        Rm = np.array([[math.cos(th1), -math.sin(th1)], [math.sin(th1), math.cos(th1)]])
+        assert np.allclose(g.goal[k][:2], r1 + Rm @ g.placement.rel[li], atol=1e-9)
+    assert all(g.sample(t).stance.sum() >= 3 for t in np.linspace(0, g.duration_s, 23))
+
+
+def test_sequence_timing():
+    s = ContactSequence(0.8, 0.6, 0.5)
+    assert s.step_at(0.49) == -1 and s.step_at(0.5) == 0 and s.step_at(0.5 + 1.4 * 3 + 0.1) == 3
