@@ -1,6 +1,6 @@
 """Tune the gait generator's placement-feedback gains with optuna (TPE), issue 12 §3.
 
-    python lab/tune_gait_generator.py --trials 30 --cycles 5 --out /tmp/tune_gen
+    python lab/tune_gait_generator.py --trials 20 --out /tmp/tune_gen
 
 Objective per trial (fresh sim each, forward and backward, ``--cycles`` cycles):
 ``sum over modes of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall), i.e. the straight-crawl
@@ -21,10 +21,10 @@ from atlas_crawl_eval import gen_crawl
 def objective_factory(a):
 
     def objective(trial):
-        params = {"feedback.heading_gain": trial.suggest_float("feedback.heading_gain", 0.0, 1.5),
-                  "feedback.lateral_gain": trial.suggest_float("feedback.lateral_gain", 0.0, 1.5),
-                  "feedback.max_heading_step_rad": trial.suggest_float("feedback.max_heading_step_rad", 0.005, 0.1),
-                  "feedback.max_lateral_step_m": trial.suggest_float("feedback.max_lateral_step_m", 0.0, 0.05)}
+        params = {"feedback.heading_gain": trial.suggest_float("feedback.heading_gain", 0.0, 0.6),
+                  "feedback.max_heading_step_rad": trial.suggest_float("feedback.max_heading_step_rad", 0.002, 0.05),
+                  "feedback.lateral_gain_rad_per_m": trial.suggest_float("feedback.lateral_gain_rad_per_m", 0.0, 5.0),
+                  "feedback.max_steer_rad": trial.suggest_float("feedback.max_steer_rad", 0.0, 0.3)}
         ns = argparse.Namespace(**vars(a))
         cost = 0.0
         for mode in ("forward", "backward"):
@@ -43,7 +43,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--out", default="/tmp/tune_gen")
-    gen_crawl_args = ["--cycles", "5"]
+    gen_crawl_args = ["--cycles", "10"]
     a, rest = ap.parse_known_args()
     # the runner's own defaults (tracker configuration, command) + any of its flags after ours
     sub = argparse.ArgumentParser()
@@ -53,8 +53,10 @@ def main():
     gen_crawl.add_track_args(sub)
     ga = sub.parse_args(gen_crawl_args + rest)
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
-    study.enqueue_trial({"feedback.heading_gain": 0.5, "feedback.lateral_gain": 0.3,
-                         "feedback.max_heading_step_rad": 0.05, "feedback.max_lateral_step_m": 0.02})
+    study.enqueue_trial({"feedback.heading_gain": 0.0, "feedback.max_heading_step_rad": 0.05,
+                         "feedback.lateral_gain_rad_per_m": 0.0, "feedback.max_steer_rad": 0.2})   # open loop
+    study.enqueue_trial({"feedback.heading_gain": 0.1, "feedback.max_heading_step_rad": 0.02,
+                         "feedback.lateral_gain_rad_per_m": 2.0, "feedback.max_steer_rad": 0.2})
     study.optimize(objective_factory(ga), n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

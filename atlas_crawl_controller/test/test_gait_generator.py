@@ -81,16 +81,26 @@ def test_heading_correction_sign():
         g = gen(CrawlCommand(0.035, 0, 0))
         g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold: feedback starts
         th_nominal = g.ref[2][1]
+        for t in np.arange(g.seq.t_start_s, g.seq.step_start_s(1), 0.1):
+            g.observe(float(t), [0.0, 0.0, 0.5], Rz(err))      # yawed by err during step 0
         g.observe(g.seq.step_start_s(1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
         assert np.sign(g.ref[2][1] - th_nominal) == sign
         assert abs(g.ref[2][1] - th_nominal) <= g.p["feedback.max_heading_step_rad"] + 1e-12
 
 
 def test_lateral_correction_sign():
-    fb = PlacementFeedback(heading_gain=0.0, lateral_gain=0.5)
+    fb = PlacementFeedback(heading_gain=0.0, lateral_gain_rad_per_m=2.0)
     fb.start([0, 0], Rz(0))
-    _, d = fb.update([0.0, 0.04], Rz(0))                       # pelvis 4 cm left of the line
-    assert d[1] < 0 and abs(d[0]) < 1e-12
+    fb.track(0.1, 0.1, [0.0, 0.04], Rz(0))                      # pelvis 4 cm left of the line
+    _, phi, _ = fb.update(1.0)                                  # forward: steer right
+    assert phi < 0
+    _, phi, _ = fb.update(-1.0)                                 # backward: a CCW turn of the velocity moves it right
+    assert phi > 0
+    fb2 = PlacementFeedback(position_gain=0.5)
+    fb2.start([0, 0], Rz(0))
+    fb2.track(0.1, 0.1, [0.0, 0.04], Rz(0))
+    _, phi, d = fb2.update(0.0)                                 # turn on the spot: shift back to the start point
+    assert phi == 0 and d[1] < 0
 
 
 def test_nonfinite_measurement_changes_nothing():

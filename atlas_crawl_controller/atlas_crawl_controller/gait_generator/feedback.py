@@ -7,11 +7,23 @@ corrections are integral in the step index (the pattern yaw is a position comman
 
 .. math:: \Delta\theta_k = \Delta\theta_{k-1} - \mathrm{sat}(k_\psi\,\mathrm{wrap}(\psi_m - \psi_d))
 
-.. math:: \delta_k = \delta_{k-1} - \mathrm{sat}(k_y (e\cdot n) n + k_x (e\cdot t) t),\quad e = p_m - p_d
+The pelvis of the crawling robot twists against its contact pattern (measured: ~14° in the first cycle), so holding
+the pelvis heading turns the pattern, and travel along the pattern would cross the desired line. The direction of
+travel is therefore steered separately, proportionally to the lateral error (pure-pursuit-like, sign flipped when
+crawling backward, :math:`\sigma = \mathrm{sign}(v_x)`):
 
-``t``, ``n``: desired heading and its left normal. With ``k_x = 0`` the desired point re-syncs along the path
+.. math:: \varphi_k = -\sigma\,\mathrm{sat}(k_\varphi\,(e\cdot n)),\quad e = p_m - p_d
+
+and without translation (turn on the spot) the reference is shifted back to the start point instead:
+
+.. math:: \delta_k = \delta_{k-1} - \mathrm{sat}(k_p\, e)
+
+``t``, ``n``: desired heading and its left normal. The desired point re-syncs along the path
 (:math:`p_d \leftarrow p_d + (e\cdot t)t`), so a slower crawl is not chased, only held on its line.
-The sign: a robot yawed left (:math:`\psi_m > \psi_d`) gets its pattern turned right.
+The pelvis also sways ±25° within a cycle (one period per cycle, a different phase at each limb's step), so the
+errors are the means over the last ``window_s`` (one cycle) of per-tick errors (:meth:`track`), not single samples.
+Signs: a robot yawed left (:math:`\psi_m > \psi_d`) gets its pattern turned right; a robot left of its line
+(:math:`e\cdot n > 0`) crawling forward is steered right.
 """
 from __future__ import annotations
 
@@ -38,17 +50,22 @@ def pelvis_heading_rad(R) -> float:
 class PlacementFeedback:
     """Integral placement corrections; :meth:`update` once per step with the measured pelvis (position, R)."""
 
-    def __init__(self, heading_gain=0.5, lateral_gain=0.3, along_gain=0.0, max_heading_step_rad=0.05,
-                 max_lateral_step_m=0.02, max_total_lateral_m=0.15):
-        vals = (heading_gain, lateral_gain, along_gain, max_heading_step_rad, max_lateral_step_m, max_total_lateral_m)
+    def __init__(self, heading_gain=0.5, lateral_gain_rad_per_m=2.0, max_steer_rad=0.2, position_gain=0.3,
+                 max_heading_step_rad=0.05, max_position_step_m=0.02, max_total_position_m=0.15,
+                 window_s: float = 5.6):
+        vals = (heading_gain, lateral_gain_rad_per_m, max_steer_rad, position_gain, max_heading_step_rad,
+                max_position_step_m, max_total_position_m)
         if not all(math.isfinite(v) and v >= 0 for v in vals):
             raise ValueError("feedback gains and limits must be finite and >= 0")
-        self.k_psi, self.k_y, self.k_x = heading_gain, lateral_gain, along_gain
-        self.max_dpsi, self.max_dy, self.max_y = max_heading_step_rad, max_lateral_step_m, max_total_lateral_m
+        self.k_psi, self.k_phi, self.max_phi, self.k_p = heading_gain, lateral_gain_rad_per_m, max_steer_rad, position_gain
+        self.max_dpsi, self.max_dp, self.max_p = max_heading_step_rad, max_position_step_m, max_total_position_m
         self.started = False
         self.dtheta = 0.0
+        self.phi = 0.0
         self.delta = np.zeros(2)
         self.log = []
+        self.window_s = float(window_s)
+        self._buf = []          # (t, e_psi, e_x, e_y) per tick
 
     def start(self, pelvis_xy, pelvis_R) -> None:
         self.psi0 = pelvis_heading_rad(pelvis_R)
@@ -64,30 +81,46 @@ class PlacementFeedback:
         self.p_d = self.p_d + np.array([c * vx - s * vy, s * vx + c * vy]) * dt
         self.psi_d += wz * dt
 
-    def update(self, pelvis_xy, pelvis_R):
-        """New corrections (Δθ, δ) from the measured pelvis; a non-finite measurement changes nothing."""
+    def track(self, t: float, dt: float, pelvis_xy, pelvis_R, vx=0.0, vy=0.0, wz=0.0) -> None:
+        """Every tick: advance the desired pose by the command over ``dt`` and record the errors (a non-finite
+        measurement is skipped)."""
         p = np.asarray(pelvis_xy, float)[:2]
         R = np.asarray(pelvis_R, float)
-        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(R))):
-            return self.dtheta, self.delta.copy()
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(R)) and math.isfinite(t) and math.isfinite(dt)):
+            return
         if not self.started:
             self.start(p, R)
-            return self.dtheta, self.delta.copy()
-        e_psi = wrap(pelvis_heading_rad(R) - self.psi_d)
+        self.advance_desired(vx, vy, wz, dt)
+        e = p - self.p_d
+        self._buf.append((t, wrap(pelvis_heading_rad(R) - self.psi_d), e[0], e[1]))
+        while self._buf and self._buf[0][0] < t - self.window_s:
+            self._buf.pop(0)
+
+    def update(self, travel_sign: float = 1.0):
+        """New corrections (Δθ, φ, δ) from the window's mean errors; ``travel_sign``: sign of vx (0: no translation,
+        the reference is held on the start point). Without samples nothing changes."""
+        if not self._buf:
+            return self.dtheta, self.phi, self.delta.copy()
+        b = np.array(self._buf)
+        e_psi = float(np.mean(b[:, 1]))
+        e = b[:, 2:4].mean(axis=0)
         self.dtheta -= float(np.clip(self.k_psi * e_psi, -self.max_dpsi, self.max_dpsi))
         t = np.array([math.cos(self.psi_d), math.sin(self.psi_d)])
         n = np.array([-t[1], t[0]])
-        e = p - self.p_d
         e_t, e_n = float(e @ t), float(e @ n)
-        step = self.k_y * e_n * n + self.k_x * e_t * t
-        nrm = float(np.linalg.norm(step))
-        if nrm > self.max_dy:
-            step *= self.max_dy / nrm
-        self.delta = self.delta - step
-        tot = float(np.linalg.norm(self.delta))
-        if tot > self.max_y:
-            self.delta *= self.max_y / tot
-        if self.k_x == 0.0:
-            self.p_d = self.p_d + e_t * t
-        self.log.append((e_psi, e_n, e_t, self.dtheta, *self.delta))
-        return self.dtheta, self.delta.copy()
+        if travel_sign != 0.0:
+            self.phi = -math.copysign(1.0, travel_sign) * float(np.clip(self.k_phi * e_n, -self.max_phi, self.max_phi))
+            self.p_d = self.p_d + e_t * t            # re-sync along the path (speed is not chased)
+            self._buf = [(tt, ep, ex - e_t * t[0], ey - e_t * t[1]) for tt, ep, ex, ey in self._buf]
+        else:
+            self.phi = 0.0
+            step = self.k_p * e
+            nrm = float(np.linalg.norm(step))
+            if nrm > self.max_dp:
+                step *= self.max_dp / nrm
+            self.delta = self.delta - step
+            tot = float(np.linalg.norm(self.delta))
+            if tot > self.max_p:
+                self.delta *= self.max_p / tot
+        self.log.append((e_psi, e_n, e_t, self.dtheta, self.phi, *self.delta))
+        return self.dtheta, self.phi, self.delta.copy()

@@ -62,9 +62,10 @@ class CrawlGaitGenerator:
         self.cmd = command
         self.placement = FootPlacement(c0, heading0_rad)
         self.com_plan = CoMPlan(p["margin_m"])
-        self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain"],
-                                          p["feedback.along_gain"], p["feedback.max_heading_step_rad"],
-                                          p["feedback.max_lateral_step_m"], p["feedback.max_total_lateral_m"])
+        self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain_rad_per_m"],
+                                          p["feedback.max_steer_rad"], p["feedback.position_gain"],
+                                          p["feedback.max_heading_step_rad"], p["feedback.max_position_step_m"],
+                                          p["feedback.max_total_position_m"], window_s=4 * self.seq.step_s)
         self.n_steps = 4 * self.cycles
         self.duration_s = self.seq.step_start_s(self.n_steps)
         T = self.seq.step_s
@@ -78,7 +79,8 @@ class CrawlGaitGenerator:
         self.goal = [None] * self.n_steps
         self.com_to = [None] * self.n_steps
         self._T = T
-        self.observed = -2          # last step index observed (−1: the start hold)
+        self.observed = -1          # last step index observed (−1: the start hold)
+        self._t_last = None
         self._plan_from(0)
 
     # ------------------------------------------------------------------------------------------------ command
@@ -109,10 +111,13 @@ class CrawlGaitGenerator:
         c = self.cmd
         r, th = self.ref[k0]
         contacts = self.contacts[k0].copy()
+        # travel direction = pattern heading minus the heading correction (the pelvis twist) plus the steering
+        off = self.feedback.phi - self.feedback.dtheta
         for k in range(k0, self.n_steps):
             li = self.seq.limb(k)
             self.com_to[k] = self.com_plan.target(contacts, li)
-            r1, th1 = self.placement.advance(r, th, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
+            r1, th1 = self.placement.advance(r, th + off, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
+            th1 -= off
             g = contacts[li].copy()
             g[:2] = self.placement.land(li, r1, th1)
             self.goal[k] = g
@@ -124,24 +129,26 @@ class CrawlGaitGenerator:
             self.com[k + 1] = self.com_to[k]
 
     def observe(self, t_plan: float, pelvis_xy, pelvis_R) -> bool:
-        """Feedback at the start of each step: call every tick (cheap unless a step starts). Returns True when it
-        re-planned."""
+        """Feedback: call every tick with the measured pelvis (errors are recorded every tick, see
+        :class:`.PlacementFeedback`); at the start of each step the steps from there on are planned again. Returns
+        True when it re-planned."""
+        c = self.cmd
+        moving = t_plan >= self.seq.t_start_s and t_plan < self.duration_s
+        dt = 0.0 if self._t_last is None else max(0.0, t_plan - self._t_last)
+        self._t_last = t_plan
+        if moving:
+            self.feedback.track(t_plan, dt, pelvis_xy, pelvis_R, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s)
+        else:
+            self.feedback.track(t_plan, dt, pelvis_xy, pelvis_R)
         k = self.seq.step_at(t_plan)
         if k <= self.observed:
             return False
-        if self.observed == -2:
-            self.feedback.start(pelvis_xy, pelvis_R)
-            if k < 0:
-                self.observed = -1
-                return False
-        c = self.cmd
-        for _ in range(max(0, self.observed), k):
-            self.feedback.advance_desired(c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
         self.observed = k
-        if k >= self.n_steps:
+        if k < 1 or k >= self.n_steps:
             return False
         d0, x0 = self.feedback.dtheta, self.feedback.delta.copy()
-        d1, x1 = self.feedback.update(pelvis_xy, pelvis_R)
+        sign = 0.0 if c.vx_m_per_s == 0.0 and c.vy_m_per_s == 0.0 else (1.0 if c.vx_m_per_s >= 0 else -1.0)
+        d1, _phi, x1 = self.feedback.update(sign)
         r, th = self.ref[k]
         self.ref[k] = (r + (x1 - x0), th + (d1 - d0))
         self._plan_from(k)
