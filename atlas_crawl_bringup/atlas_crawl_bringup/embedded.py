@@ -76,7 +76,7 @@ def main(argv=None) -> int:
     ap.add_argument("--serve", action="store_true",
                     help="only bring the graph up and keep serving the actions (use send_goal from another shell)")
     ap.add_argument("--params-file", default=None, help="ROS 2 parameter file (default: the bringup config)")
-    ap.add_argument("--method", default="height", choices=["height", "velocity", "effort"],
+    ap.add_argument("--method", default="fusion", choices=["fusion", "height", "velocity", "effort"],
                     help="contact inference method")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

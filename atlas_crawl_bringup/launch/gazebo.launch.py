@@ -100,7 +100,7 @@ def generate_launch_description():
         launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
         launch.actions.DeclareLaunchArgument("initial_pose", default_value="crawl_forward",
                                              description="start pose (as mujoco_sim's initial_pose)"),
-        launch.actions.DeclareLaunchArgument("contact_method", default_value="height",
+        launch.actions.DeclareLaunchArgument("contact_method", default_value="fusion",
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("gz_verbosity", default_value="2"),
         launch.actions.DeclareLaunchArgument(

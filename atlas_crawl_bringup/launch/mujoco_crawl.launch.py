@@ -35,7 +35,7 @@ def generate_launch_description():
     return launch.LaunchDescription([
         launch.actions.DeclareLaunchArgument("real_time_factor", default_value="1.0",
                                              description="physics pacing: 0 = as fast as possible, 1 = real time"),
-        launch.actions.DeclareLaunchArgument("contact_method", default_value="height",
+        launch.actions.DeclareLaunchArgument("contact_method", default_value="fusion",
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
         sim,
