@@ -320,6 +320,7 @@ class _Run:
     planned_cycles: int = 0                    # key-frame goals are planned one cycle ahead (tick extends)
     heading_last_rad: Optional[float] = None   # unwrapping: heading at the previous measurement
     heading_change_rad: float = 0.0            # accumulated (unwrapped) heading change since the goal started
+    gen: Optional[dict] = None                 # Cartesian crawls: closed-loop generator state (re-planned per cycle)
     then: Optional[MotionGoal] = None          # recovery runs (auto_recover): the goal to start once recovered
     stages: List[str] = field(default_factory=list)      # recovery runs: scripts played so far
     postures: List[str] = field(default_factory=list)    # recovery runs: posture estimated before each stage
@@ -410,18 +411,32 @@ class GaitSequencer:
         else:
             if support is None or getattr(support, "positions", None) is None:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
-            from .cartesian import cartesian_plan
-            raw = cartesian_plan(support.positions, support.com_xy, heading_from_quat(pose0[3:7]), goal.cycles,
-                                 goal.direction, goal.time_scale)
+            # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
+            # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
+            from .cartesian import generator_cycle, reposition_steps
+            h0 = heading_from_quat(pose0[3:7])
+            gp = self.params
+            pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
+                                       0.08, 0.05)
+            for r in pre:
+                r.update(cycle=0, index=0, last_in_cycle=False)
+            raw = pre + generator_cycle(c0, support.com_xy, h0, goal.direction, goal.time_scale)
             com = goal.method == "com_modulated"
-            steps = [_Step(r["cycle"], r["index"], r["name"], None, r["duration_s"], r["stance"], None,
-                           r["last_in_cycle"], r["targets"], com) for r in raw]
+            steps = [_Step(0, i, r["name"], None, r["duration_s"], r["stance"], None, i == len(raw) - 1,
+                           r["targets"], com) for i, r in enumerate(raw)]
             script = None
-            per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
-            steps_total = len(steps)
-        return _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
-                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
-                    dynamic=script is not None and not getattr(script, "static_stability", True))
+            per_cycle = len(raw) - len(pre)
+            steps_total = len(pre) + per_cycle * goal.cycles
+            planned = 1
+            gen = dict(h_travel=h0, origin=pose0[:2].copy(), h_sum=0.0, n=0, com=com,
+                       k_psi=gp["generator.heading_gain_per_cycle"], max_dpsi=gp["generator.max_heading_step_rad"],
+                       k_phi=gp["generator.lateral_gain_rad_per_m"], max_phi=gp["generator.max_steer_rad"])
+        run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
+                   per_cycle=per_cycle, steps=steps, planned_cycles=planned,
+                   dynamic=script is not None and not getattr(script, "static_stability", True))
+        if goal.method != "keyframe":
+            run.gen = gen
+        return run
 
     def start_prepared(self, run: _Run, t: float) -> None:
         """Begin a planned goal at sim time ``t`` (fast). Raises RuntimeError if busy."""
@@ -530,6 +545,13 @@ class GaitSequencer:
             more = self._plan(run.script, run.goal, run.planned_cycles, 1)
             run.planned_cycles += 1
             run.steps.extend(more)
+        if run.gen is not None and pose is not None:
+            self._track_heading(run, pose)
+            run.gen["h_sum"] += run.heading_change_rad
+            run.gen["n"] += 1
+        if (nxt >= len(run.steps) and run.gen is not None and run.planned_cycles < run.goal.cycles
+                and not run.cancel):
+            self._plan_generator_cycle(run, support, pose)
         if nxt >= len(run.steps) and run.goal.kind == RECOVER and not run.cancel:
             rec = self._recover_tick(run, t, status, support, pose)
             if rec is not None:
@@ -615,6 +637,33 @@ class GaitSequencer:
         if not np.asarray(support.in_contact, bool).any():
             return False, "all contacts lost (dynamic gait)"
         return True, ""
+
+    def _plan_generator_cycle(self, run: _Run, support, pose) -> None:
+        """Next cycle of a Cartesian crawl from the measured state (issue 12): the gait generator starts from the last
+        commanded targets; the pattern turns by ``-k_psi * e_psi`` (e_psi: the pelvis heading change averaged over
+        the cycle just run; the pelvis sways within a cycle) and the travel direction steers by
+        ``-sign(direction) * k_phi * e_n`` (e_n: the pelvis's lateral offset from the start line). ~10 ms."""
+        from .cartesian import generator_cycle
+        g = run.gen
+        e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
+        g["h_sum"], g["n"] = 0.0, 0
+        dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
+        steer = 0.0
+        if pose is not None and np.all(np.isfinite(np.asarray(pose, float)[:2])):
+            t = np.array([math.cos(g["h_travel"]), math.sin(g["h_travel"])])
+            e = np.asarray(pose, float)[:2] - g["origin"]
+            e_n = float(-t[1] * e[0] + t[0] * e[1])
+            steer = -run.goal.direction * float(np.clip(g["k_phi"] * e_n, -g["max_phi"], g["max_phi"]))
+        last = run.steps[-1].targets
+        com_xy = getattr(support, "com_xy", None) if support is not None else None
+        if com_xy is None or not np.all(np.isfinite(np.asarray(com_xy, float))):
+            com_xy = last[:, :2].mean(axis=0)
+        raw = generator_cycle(last, com_xy, g["h_travel"], run.goal.direction, run.goal.time_scale,
+                              dtheta_rad=dtheta, steer_rad=steer)
+        c = run.planned_cycles
+        run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
+                               r["targets"], g["com"]) for i, r in enumerate(raw))
+        run.planned_cycles += 1
 
     @staticmethod
     def _track_heading(run: _Run, pose) -> None:

@@ -106,6 +106,43 @@ class CrawlGaitGenerator:
         if k < self.n_steps:
             self._plan_from(k)
 
+    def correct(self, dtheta_rad: float, steer_rad: float = 0.0) -> None:
+        """External feedback (a host that measures once per cycle): turn the pattern by ``dtheta_rad`` from the next
+        unstarted step on, and steer the travel direction by ``steer_rad``; non-finite values are refused."""
+        if not (math.isfinite(dtheta_rad) and math.isfinite(steer_rad)):
+            raise CommandError("corrections must be finite")
+        k = max(0, self.observed + 1)
+        if k >= self.n_steps:
+            return
+        self.feedback.dtheta += float(dtheta_rad)
+        self.feedback.phi = float(steer_rad)
+        r, th = self.ref[k]
+        self.ref[k] = (r, th + float(dtheta_rad))
+        self._plan_from(k)
+
+    def steps(self, time_scale: float = 1.0) -> list:
+        """The plan as controller-core references (the sequencer's Cartesian steps): per gait step a four-point
+        shift (stance = the coming tripod, so the core's CoM moves before the lift), the swing apex and the
+        touchdown; dicts with name, cycle, targets (4, 3), stance (4,), duration_s."""
+        out = []
+        p = self.p
+        for k in range(self.n_steps):
+            li = self.seq.limb(k)
+            name = LIMB_NAMES[li]
+            tri = np.ones(4, bool)
+            tri[li] = False
+            cb = self.contacts[k]
+            apex = cb.copy()
+            apex[li] = swing_arc(cb[li], self.goal[k], p["lift_hand_m"] if li < 2 else p["lift_knee_m"], 0.5)
+            dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
+            out.append(dict(name=f"shift_{name}", cycle=k // 4, targets=cb.copy(), stance=tri.copy(),
+                            duration_s=dur0 * time_scale))
+            out.append(dict(name=f"swing_{name}_apex", cycle=k // 4, targets=apex, stance=tri.copy(),
+                            duration_s=0.5 * p["t_swing_s"] * time_scale))
+            out.append(dict(name=f"swing_{name}", cycle=k // 4, targets=self.contacts[k + 1].copy(),
+                            stance=tri.copy(), duration_s=0.5 * p["t_swing_s"] * time_scale))
+        return out
+
     # ------------------------------------------------------------------------------------------------ planning
     def _plan_from(self, k0: int) -> None:
         c = self.cmd
