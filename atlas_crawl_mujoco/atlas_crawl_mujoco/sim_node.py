@@ -24,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 import rclpy
-from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, HeightMap, SupportState
 from builtin_interfaces.msg import Time as TimeMsg
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
@@ -47,6 +47,7 @@ from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_valid
 from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
 from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
 
+from .height_map import sample_height_map
 from .params import default_param_file
 from .run_gait import start_state
 from .sim import AtlasSim
@@ -111,6 +112,7 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.pub_pose = self.create_publisher(PoseStamped, topics.PELVIS_POSE, 10)
         self.pub_odom = self.create_publisher(Odometry, topics.PELVIS_ODOM, 10)
         self.pub_gt = self.create_publisher(SupportState, topics.CONTACTS_GT, 10)
+        self.pub_hmap = self.create_publisher(HeightMap, topics.HEIGHT_MAP, 2)
         self.pub_status = self.create_publisher(ControllerStatus, topics.STATUS, 50)
         self.pub_cmd = self.create_publisher(Float64MultiArray, topics.COMMANDS, 10)
         self.pub_fall = self.create_publisher(String, topics.FALL_GT, QoSProfile(
@@ -295,6 +297,8 @@ class MujocoSimNode(GuardedNodeMixin, Node):
             self._publish_pose(stamp)
         if self._due("gt", t, p["contacts_rate_hz"]):
             self._publish_contacts(stamp)
+        if p["height_map_rate_hz"] > 0 and self._due("hmap", t, p["height_map_rate_hz"]):
+            self._publish_height_map(stamp)
         if self._due("fall", t, p["pelvis_pose_rate_hz"]):
             self._update_fall(t)
         st = self.core.status()
@@ -302,6 +306,20 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         if key != self._last_status_key or self._due("status", t, p["status_rate_hz"]):
             self._last_status_key = key
             self.pub_status.publish(status_to_msg(st, stamp))
+
+    def _publish_height_map(self, stamp):
+        """Ground-truth height map around the pelvis (height_map.sample_height_map): stands in for a lidar map."""
+        p = self.params
+        h, origin = sample_height_map(self.sim, self.sim.pelvis_pose()[0][:2], p["height_map_size_m"],
+                                      p["height_map_resolution_m"])
+        msg = HeightMap()
+        msg.header.stamp = stamp
+        msg.header.frame_id = topics.WORLD_FRAME
+        msg.resolution_m = float(p["height_map_resolution_m"])
+        msg.size_y, msg.size_x = (int(v) for v in h.shape)
+        msg.origin_x_m, msg.origin_y_m = (float(v) for v in origin)
+        msg.heights_m = h.ravel().tolist()
+        self.pub_hmap.publish(msg)
 
     def _publish_pose(self, stamp):
         pos, q = self.sim.pelvis_pose()  # wxyz

@@ -38,6 +38,7 @@ Visualisation (support_markers_node, optional; RViz config atlas_crawl_bringup/c
 CLOCK = "/clock"
 JOINT_STATES = "/joint_states"
 PELVIS_POSE = "/atlas/pelvis_pose"
+HEIGHT_MAP = "/atlas/height_map"   # atlas_crawl_msgs/HeightMap around the robot (simulator ground truth)
 PELVIS_ODOM = "/atlas/pelvis_odom"
 CONTACTS_GT = "/atlas/contacts_ground_truth"
 SIM_RESET = "/sim/reset"

@@ -1,0 +1,59 @@
+"""A received height map (atlas_crawl_msgs/HeightMap) as a plain, checked object (issue 13 §2).
+
+``HeightMap.from_fields`` rejects a malformed map with a reason (HeightMapError) and changes nothing;
+``height_at`` interpolates bilinearly and answers NaN off the map or next to an unknown cell, so a consumer falls
+back to "blind" (flat-ground) placement there; ``fresh`` says whether the map is recent enough to use at all.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["HeightMap", "HeightMapError"]
+
+
+class HeightMapError(ValueError):
+    """A height map that cannot be used (the message says why)."""
+
+
+@dataclass(frozen=True)
+class HeightMap:
+    stamp_s: float
+    resolution_m: float
+    origin_xy: np.ndarray      # (2,) centre of cell (0, 0)
+    heights: np.ndarray        # (size_y, size_x), NaN = unknown
+
+    @classmethod
+    def from_fields(cls, stamp_s: float, resolution_m: float, size_x: int, size_y: int, origin_x_m: float,
+                    origin_y_m: float, heights_m) -> "HeightMap":
+        if not (math.isfinite(resolution_m) and resolution_m > 0):
+            raise HeightMapError(f"resolution_m must be finite and > 0, got {resolution_m}")
+        if not (0 < size_x <= 4096 and 0 < size_y <= 4096):
+            raise HeightMapError(f"size must be 1..4096 cells per side, got {size_x} x {size_y}")
+        if not (math.isfinite(origin_x_m) and math.isfinite(origin_y_m) and math.isfinite(stamp_s)):
+            raise HeightMapError("origin and stamp must be finite")
+        h = np.asarray(heights_m, dtype=float)
+        if h.size != size_x * size_y:
+            raise HeightMapError(f"{h.size} heights for a {size_x} x {size_y} grid")
+        if np.any(np.isinf(h)) or np.nanmax(np.abs(h), initial=0.0) > 1e3:
+            raise HeightMapError("heights must be finite (NaN = unknown) and within ±1 km")
+        return cls(float(stamp_s), float(resolution_m), np.array([origin_x_m, origin_y_m], float),
+                   h.reshape(size_y, size_x))
+
+    def fresh(self, now_s: float, max_age_s: float) -> bool:
+        return 0.0 <= now_s - self.stamp_s <= max_age_s
+
+    def height_at(self, x: float, y: float) -> float:
+        """Bilinear ground height at (x, y); NaN off the map or where a neighbouring cell is unknown."""
+        fx, fy = (x - self.origin_xy[0]) / self.resolution_m, (y - self.origin_xy[1]) / self.resolution_m
+        ny, nx = self.heights.shape
+        if not (0.0 <= fx <= nx - 1 and 0.0 <= fy <= ny - 1):
+            return float("nan")
+        ix, iy = min(int(fx), max(nx - 2, 0)), min(int(fy), max(ny - 2, 0))
+        ax, ay = fx - ix, fy - iy
+        h = self.heights[iy:iy + 2, ix:ix + 2]
+        if h.shape != (2, 2):          # a one-cell-wide map
+            return float(self.heights[int(round(fy)), int(round(fx))])
+        return float((1 - ay) * ((1 - ax) * h[0, 0] + ax * h[0, 1]) + ay * ((1 - ax) * h[1, 0] + ax * h[1, 1]))
