@@ -38,6 +38,10 @@ def parameter_set():
     return load_parameter_file(src if os.path.exists(src) else PARAMETER_FILE)
 
 
+def p_every(g) -> int:
+    return int(g.p["feedback.every_steps"])
+
+
 class CrawlGaitGenerator:
     """Args: contacts0 (4, 3) world LW, RW, LK, RK in stance; com0_xy; heading0_rad (pattern heading, +x body);
     command (:class:`.CrawlCommand`); cycles; params: overrides of config/gait_generator_parameters.yaml.
@@ -65,7 +69,8 @@ class CrawlGaitGenerator:
         self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain_rad_per_m"],
                                           p["feedback.max_steer_rad"], p["feedback.position_gain"],
                                           p["feedback.max_heading_step_rad"], p["feedback.max_position_step_m"],
-                                          p["feedback.max_total_position_m"], window_s=4 * self.seq.step_s)
+                                          p["feedback.max_total_position_m"],
+                                          window_s=p["feedback.window_cycles"] * 4 * self.seq.step_s)
         self.n_steps = 4 * self.cycles
         self.duration_s = self.seq.step_start_s(self.n_steps)
         T = self.seq.step_s
@@ -181,7 +186,7 @@ class CrawlGaitGenerator:
         if k <= self.observed:
             return False
         self.observed = k
-        if k < 1 or k >= self.n_steps:
+        if k < 1 or k >= self.n_steps or k % p_every(self) != 0:
             return False
         d0, x0 = self.feedback.dtheta, self.feedback.delta.copy()
         sign = 0.0 if c.vx_m_per_s == 0.0 and c.vy_m_per_s == 0.0 else (1.0 if c.vx_m_per_s >= 0 else -1.0)
