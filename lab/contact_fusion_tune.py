@@ -1,6 +1,5 @@
 """Tune the contact-fusion parameters (contact_inference_parameters.yaml, fusion.*) with optuna (TPE).
 
-    pip install optuna          # lab-only dependency
     python lab/contact_fusion_tune.py [--gait crawl_forward] [--cycles 3] [--trials 150] [--noise-m 0.0005]
 
 Records one crawl in MuJoCo (atlas_crawl_eval.contact_inference_eval.record_run), then maximises the mean per-limb
