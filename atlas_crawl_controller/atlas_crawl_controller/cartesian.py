@@ -361,22 +361,30 @@ def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, directi
     return steps
 
 
-def generator_cycle(contacts, com_xy, heading_rad: float, direction: int = 1, time_scale: float = 1.0,
-                    turn_rad_per_s: float = 0.0, dtheta_rad: float = 0.0, steer_rad: float = 0.0,
-                    speed_m_per_s: Optional[float] = None, params: Optional[dict] = None) -> List[dict]:
-    """One cycle of the closed-loop gait generator (:class:`.gait_generator.CrawlGaitGenerator`) from the contacts as
-    they stand (the last commanded targets) and the heading of travel, with the host's once-per-cycle feedback:
-    ``dtheta_rad`` turns the pattern (heading hold), ``steer_rad`` the travel direction (lateral hold). The command
-    is ``direction * speed_m_per_s`` (default: the YAML's crawl_speed_m_per_s) and ``turn_rad_per_s``. Steps as
-    :func:`cartesian_plan` (name, cycle 0, index, targets, stance, duration_s, last_in_cycle)."""
+def crawl_generator(contacts, com_xy, heading_rad: float, cycles: int, direction: int = 1,
+                    turn_rad_per_s: float = 0.0, speed_m_per_s: Optional[float] = None, params: Optional[dict] = None):
+    """The closed-loop gait generator (:class:`.gait_generator.CrawlGaitGenerator`) of a whole Cartesian crawl goal,
+    from the contacts as they stand and the heading of travel; the command is ``direction * speed_m_per_s``
+    (default: the YAML's crawl_speed_m_per_s) and ``turn_rad_per_s``. One generator for the whole goal: a fresh
+    one per cycle would re-derive the pattern from the stretched contacts and repeat the first cycle's ramp-up."""
     from .gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
     vals = parameter_set().values(params or {})
     v = vals["crawl_speed_m_per_s"] if speed_m_per_s is None else float(speed_m_per_s)
     cmd = CrawlCommand(float(direction) * v, 0.0, float(turn_rad_per_s))
-    g = CrawlGaitGenerator(np.asarray(contacts, float).reshape(4, 3), np.asarray(com_xy, float)[:2],
-                           float(heading_rad), cmd, 1, params)
-    g.correct(dtheta_rad, steer_rad)
-    steps = g.steps(time_scale)
+    return CrawlGaitGenerator(np.asarray(contacts, float).reshape(4, 3), np.asarray(com_xy, float)[:2],
+                              float(heading_rad), cmd, int(cycles), params)
+
+
+def generator_cycle(gen, cycle: int, time_scale: float = 1.0, dtheta_rad: float = 0.0,
+                    steer_rad: float = 0.0) -> List[dict]:
+    """Steps of ``cycle`` of ``gen`` after the host's once-per-cycle feedback (``dtheta_rad`` turns the pattern,
+    ``steer_rad`` the travel direction, from this cycle's first step on). Steps as :func:`cartesian_plan`."""
+    gen.observed = max(gen.observed, 4 * int(cycle) - 1)
+    if cycle > 0:
+        gen.correct(dtheta_rad, steer_rad)
+    steps = [st for st in gen.steps(time_scale) if st["cycle"] == cycle]
+    if cycle > 0:
+        steps[0]["duration_s"] = gen.p["t_shift_s"] * time_scale
     for i, st in enumerate(steps):
         st.update(index=i, last_in_cycle=i == len(steps) - 1)
     return steps

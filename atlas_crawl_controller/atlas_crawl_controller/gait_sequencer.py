@@ -408,19 +408,33 @@ class GaitSequencer:
             n_cycles = 1 if goal.loop_mode == "once" else goal.cycles
             rest = len(script.keyframes) - (script.part_loop_start if goal.loop_mode == "part" else 0)
             steps_total = per_cycle + max(0, n_cycles - 1) * rest
+        elif not self.params["generator.enabled"]:
+            if support is None or getattr(support, "positions", None) is None:
+                raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
+            from .cartesian import cartesian_plan     # open loop: all cycles planned up front in world coordinates
+            raw = cartesian_plan(support.positions, support.com_xy, heading_from_quat(pose0[3:7]), goal.cycles,
+                                 goal.direction, goal.time_scale)
+            com = goal.method == "com_modulated"
+            steps = [_Step(r["cycle"], r["index"], r["name"], None, r["duration_s"], r["stance"], None,
+                           r["last_in_cycle"], r["targets"], com) for r in raw]
+            script = None
+            per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
+            steps_total = len(steps)
+            gen = None
         else:
             if support is None or getattr(support, "positions", None) is None:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
             # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
             # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
-            from .cartesian import generator_cycle, reposition_steps
+            from .cartesian import crawl_generator, generator_cycle, reposition_steps
             h0 = heading_from_quat(pose0[3:7])
             gp = self.params
             pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
                                        0.08, 0.05)
             for r in pre:
                 r.update(cycle=0, index=0, last_in_cycle=False)
-            raw = pre + generator_cycle(c0, support.com_xy, h0, goal.direction, goal.time_scale)
+            gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction)
+            raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
             com = goal.method == "com_modulated"
             steps = [_Step(0, i, r["name"], None, r["duration_s"], r["stance"], None, i == len(raw) - 1,
                            r["targets"], com) for i, r in enumerate(raw)]
@@ -428,7 +442,7 @@ class GaitSequencer:
             per_cycle = len(raw) - len(pre)
             steps_total = len(pre) + per_cycle * goal.cycles
             planned = 1
-            gen = dict(h_travel=h0, origin=pose0[:2].copy(), h_sum=0.0, n=0, com=com,
+            gen = dict(gen=gen_obj, h_travel=h0, origin=pose0[:2].copy(), h_sum=0.0, n=0, com=com,
                        k_psi=gp["generator.heading_gain_per_cycle"], max_dpsi=gp["generator.max_heading_step_rad"],
                        k_phi=gp["generator.lateral_gain_rad_per_m"], max_phi=gp["generator.max_steer_rad"])
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
@@ -639,8 +653,8 @@ class GaitSequencer:
         return True, ""
 
     def _plan_generator_cycle(self, run: _Run, support, pose) -> None:
-        """Next cycle of a Cartesian crawl from the measured state (issue 12): the gait generator starts from the last
-        commanded targets; the pattern turns by ``-k_psi * e_psi`` (e_psi: the pelvis heading change averaged over
+        """Next cycle of a Cartesian crawl from the measured state (issue 12): the goal's gait generator continues
+        from the contacts it placed; the pattern turns by ``-k_psi * e_psi`` (e_psi: the pelvis heading change averaged over
         the cycle just run; the pelvis sways within a cycle) and the travel direction steers by
         ``-sign(direction) * k_phi * e_n`` (e_n: the pelvis's lateral offset from the start line). ~10 ms."""
         from .cartesian import generator_cycle
@@ -654,12 +668,8 @@ class GaitSequencer:
             e = np.asarray(pose, float)[:2] - g["origin"]
             e_n = float(-t[1] * e[0] + t[0] * e[1])
             steer = -run.goal.direction * float(np.clip(g["k_phi"] * e_n, -g["max_phi"], g["max_phi"]))
-        last = run.steps[-1].targets
-        com_xy = getattr(support, "com_xy", None) if support is not None else None
-        if com_xy is None or not np.all(np.isfinite(np.asarray(com_xy, float))):
-            com_xy = last[:, :2].mean(axis=0)
-        raw = generator_cycle(last, com_xy, g["h_travel"], run.goal.direction, run.goal.time_scale,
-                              dtheta_rad=dtheta, steer_rad=steer)
+        raw = generator_cycle(g["gen"], run.planned_cycles, run.goal.time_scale, dtheta_rad=dtheta,
+                              steer_rad=steer)
         c = run.planned_cycles
         run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
                                r["targets"], g["com"]) for i, r in enumerate(raw))

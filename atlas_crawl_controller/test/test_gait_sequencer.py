@@ -218,10 +218,27 @@ def test_cartesian_crawl_plan_sends_cartesian_references():
     # apart sideways) to the nominal stance (0.22 m) the same way
     assert len(swings) == 18 == len(h.refs) and all(sum(r.stance) == 3 for r in swings)
     lw = [np.asarray(r.contact_targets)[0] for r in h.refs]
-    # the left wrist stepped forward: the gait generator's first cycle ramps up (a limb lands one step of the
-    # reference ahead, 0.035 m/s x 1.4 s = 0.049 m, after the reposition to 0.66 m)
-    assert lw[-1][0] > 0.66 + 0.04
+    assert lw[-1][0] > c0[0, 0] + 0.1                                       # the left wrist stepped forward
     assert all(r.com_modulation for r in h.refs)
+
+
+def test_cartesian_crawl_generator_replans_each_cycle():
+    """generator.enabled: cycle 0 = reposition + one generated cycle; each later cycle is generated at the cycle
+    boundary from the last targets (here 2 cycles: the second exists only after the first ran)."""
+    p = parameter_set().values({"generator.enabled": True})
+    g, why = validate_crawl(crawl_goal(method=1, cycles=2, speed_scale=3.0), p, iik_available=True)
+    assert g is not None, why
+    h = Harness(p)
+    h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    assert {s.cycle for s in h.seq._run.steps} == {0}
+    out = h.run(40.0)
+    assert out is not None and out.status == "succeeded" and out.cycles_completed == 2, out
+    lw = [np.asarray(r.contact_targets)[0] for r in h.refs]
+    # the generator's first cycle ramps up (a limb lands one step of the reference ahead: 0.035 m/s x 1.4 s), the
+    # second moves a full cycle (0.196 m)
+    assert lw[-1][0] > 0.66 + 0.049 + 0.19
 
 
 def test_cartesian_start_without_support_state_raises():
