@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         k, v = kv.split("=", 1)
         params[k] = pset.check(k, type(pset.defaults()[k])(v))
     if a.no_feedback:
-        params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain": 0.0})
+        params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain_rad_per_m": 0.0, "feedback.position_gain": 0.0})
     rows = []
     for mode in a.modes:
         for i in range(a.trials):
