@@ -198,7 +198,7 @@ def test_heading_from_quat():
 
 def test_cartesian_crawl_plan_sends_cartesian_references():
     pytest.importorskip("atlas_crawl_kinematics.cartesian_gait")
-    p = parameter_set().values()
+    p = parameter_set().values({"generator.enabled": False})      # the open-loop plan (cartesian_plan)
     g, why = validate_crawl(crawl_goal(method=2, cycles=1, speed_scale=3.0), p, iik_available=True)
     assert g is not None and g.method == "com_modulated", why
     assert validate_crawl(crawl_goal(method=1), p, iik_available=False)[0] is None
