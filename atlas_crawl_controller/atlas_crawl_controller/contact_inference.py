@@ -37,6 +37,10 @@ from .parameters import ParamValues, load_parameter_file
 
 __all__ = [
     "METHODS",
+    "ContactEvidence",
+    "Evidence",
+    "ForceKalmanFilter",
+    "make_evidence",
     "ContactEstimate",
     "HeightEstimator",
     "VelocityEstimator",
@@ -62,6 +66,7 @@ class ContactEstimate:
     in_contact: np.ndarray  # (4,) bool, order LW RW LK RK
     confidence: np.ndarray  # (4,) in [0, 1]
     method: str
+    reasons: tuple = ()     # why limbs were held (non-finite inputs); empty when every limb was updated
 
 
 def _check_inputs(contact_pos, efforts):
@@ -224,60 +229,251 @@ class EffortEstimator:
         return ContactEstimate(self.state.copy(), conf, self.name)
 
 
-class FusionEstimator:
-    """Contact-model fusion (Bledt et al. 2018), per limb a two-state (swing/stance) Bayes filter in log-odds:
+def _logit_normal_cdf(z: np.ndarray) -> np.ndarray:
+    """``log Φ(z) − log(1 − Φ(z))`` for the standard normal CDF Φ, stable for |z| ≤ 8 (z is clipped there)."""
+    zc = np.clip(np.asarray(z, dtype=float), -8.0, 8.0)
+    up = np.array([math.erfc(-v / math.sqrt(2.0)) for v in zc.reshape(-1)]).reshape(zc.shape)
+    dn = np.array([math.erfc(v / math.sqrt(2.0)) for v in zc.reshape(-1)]).reshape(zc.shape)
+    return np.log(up) - np.log(dn)
 
-    * predict: ``P(stance) ← P(stance)(1 − ε) + (1 − P(stance)) ε`` (``ε = switch_probability`` per sample);
-    * gait-phase prior: ``+ phase_logodds`` if the running step expects the limb down, ``−`` if lifted
-      (no expectation, e.g. idle: 0);
-    * kinematic evidence: ``clip((clearance_threshold_m − clearance) / clearance_scale_m, ±max_evidence_logodds)``,
-      the clearance of the limb's lowest collision point above the ground;
+
+class ForceKalmanFilter:
+    """Per limb, a Kalman filter on the limb's contact force ``f`` (3,) [N, world] from joint torques (thesis §5.4):
+
+    * model ``b_i = J_iᵀ f_i + v``, ``v ~ N(0, σ_τ,i² I)``: the static torque residual of the limb's own joints
+      (atlas_crawl_kinematics.limb_contact; unmodelled limb inertia and damping are in σ_τ);
+    * process: f decays to 0 with time constant ``tau_s`` and stationary standard deviation ``sigma0_n``
+      (Ornstein–Uhlenbeck: ``f ← a f``, ``P ← a² P + σ0² (1 − a²) I``, ``a = exp(−Δt/τ)``), so a direction the
+      joints cannot sense (a knee force through the hip centre) returns to the prior and its variance stays bounded;
+    * update: ``S = Jᵀ P J + R``, ``K = P J S⁻¹``, ``f ← f + K (b − Jᵀ f)``, ``P ← (I − K Jᵀ) P``.
+
+    Non-finite Jacobian or residual of a limb: that limb is not updated (prediction only) and the reason is returned.
+    """
+
+    def __init__(self, torque_noise_nm: Sequence[float], sigma0_n: float, tau_s: float, n_limbs: int = 4):
+        sig = np.asarray(torque_noise_nm, dtype=float).reshape(-1)
+        if sig.shape != (n_limbs,) or not np.all(np.isfinite(sig)) or np.any(sig <= 0):
+            raise ValueError(f"force filter: torque_noise_nm must be {n_limbs} positive numbers, got {sig}")
+        if not (math.isfinite(sigma0_n) and sigma0_n > 0 and math.isfinite(tau_s) and tau_s > 0):
+            raise ValueError(f"force filter: sigma0_n and tau_s must be > 0, got {sigma0_n}, {tau_s}")
+        self.sigma_tau = sig
+        self.sigma0 = float(sigma0_n)
+        self.tau = float(tau_s)
+        self.n = n_limbs
+        self.reset()
+
+    def reset(self):
+        self.f = np.zeros((self.n, 3))
+        self.P = np.tile(np.eye(3) * self.sigma0 ** 2, (self.n, 1, 1))
+        self._t: Optional[float] = None
+
+    def update(self, t_s: float, jacobians, residuals):
+        """One step; ``jacobians[i]`` (3, n_i) world rows, ``residuals[i]`` (n_i,). Returns (f (L,3), P (L,3,3),
+        reasons list)."""
+        reasons = []
+        t = float(t_s)
+        if not math.isfinite(t):
+            return self.f.copy(), self.P.copy(), ["force filter: non-finite time, held"]
+        dt = 0.0 if self._t is None or t <= self._t else t - self._t
+        self._t = t if self._t is None or t > self._t else self._t
+        a = math.exp(-dt / self.tau)
+        self.f *= a
+        self.P = a * a * self.P + (1.0 - a * a) * self.sigma0 ** 2 * np.eye(3)
+        for i in range(self.n):
+            J = np.asarray(jacobians[i], dtype=float)
+            b = np.asarray(residuals[i], dtype=float).reshape(-1)
+            if J.ndim != 2 or J.shape[0] != 3 or J.shape[1] != b.size:
+                raise ValueError(f"force filter: limb {i}: Jacobian {J.shape} does not match residual {b.shape}")
+            if not (np.all(np.isfinite(J)) and np.all(np.isfinite(b))):
+                reasons.append(f"{LIMB_NAMES[i]}: non-finite joint torque or Jacobian, force prediction only")
+                continue
+            P = self.P[i]
+            S = J.T @ P @ J + self.sigma_tau[i] ** 2 * np.eye(b.size)
+            K = np.linalg.solve(S, J.T @ P).T                  # P J S⁻¹ (S symmetric)
+            self.f[i] = self.f[i] + K @ (b - J.T @ self.f[i])
+            P = P - K @ J.T @ P
+            self.P[i] = 0.5 * (P + P.T)
+        return self.f.copy(), self.P.copy(), reasons
+
+
+class FusionEstimator:
+    """Contact-model fusion (Bledt et al. 2018), per limb a two-state (swing/stance) Bayes filter in log-odds ℓ:
+
+    * predict: ``P ← P(1 − ε) + (1 − P) ε`` (``ε = switch_probability`` per sample), ``ℓ = logit P``;
+    * gait-phase prior: ``+ phase_logodds`` if the running step expects the limb down, ``−`` if lifted (none: 0);
+    * height: ``+ clip((clearance_threshold_m − h) / clearance_scale_m, ±max_evidence_logodds)``, h the clearance
+      of the limb's lowest collision point above the ground;
+    * velocity: ``+ clip((speed_threshold_mps − v) / speed_scale_mps, ±max_speed_logodds)``, v the speed of the
+      contact material point (it stands still in stance, thesis §4.3.2);
+    * force: ``+ clip(logit Φ((f_z − force_threshold_n) / √(force_scale_n² + P_zz)), ±max_force_logodds)``, f_z the
+      torque-based vertical contact force and P_zz its variance (:class:`ForceKalmanFilter`; an unobservable
+      force gives ≈ 0 evidence, Bledt's force model ``P(c | f) = Φ((f − μ)/σ)``);
     * decide with hysteresis: stance above ``0.5 + hysteresis``, swing below ``0.5 − hysteresis``.
 
-    Non-finite clearance: the limb's filter holds (no update), confidence 0.
+    Cues passed as None are not used. A non-finite cue of a limb (or a non-finite clearance): the limb's filter
+    holds (no update), confidence 0, and the reason is reported in ``ContactEstimate.reasons``.
     """
 
     name = "fusion"
 
     def __init__(self, switch_probability: float, phase_logodds: float, clearance_threshold_m: float,
-                 clearance_scale_m: float, max_evidence_logodds: float, hysteresis: float):
+                 clearance_scale_m: float, max_evidence_logodds: float, hysteresis: float,
+                 speed_threshold_mps: float = 0.05, speed_scale_mps: float = 0.02, max_speed_logodds: float = 0.0,
+                 force_threshold_n: float = 50.0, force_scale_n: float = 30.0, max_force_logodds: float = 0.0):
         if not 0.0 < switch_probability < 0.5:
             raise ValueError(f"fusion.switch_probability must be in (0, 0.5), got {switch_probability}")
         if not clearance_scale_m > 0.0:
             raise ValueError(f"fusion.clearance_scale_m must be > 0, got {clearance_scale_m}")
         if not 0.0 <= hysteresis < 0.5:
             raise ValueError(f"fusion.hysteresis must be in [0, 0.5), got {hysteresis}")
+        if not (speed_scale_mps > 0.0 and force_scale_n > 0.0):
+            raise ValueError(f"fusion.speed_scale_mps and force_scale_n must be > 0, got {speed_scale_mps}, "
+                             f"{force_scale_n}")
+        if min(max_evidence_logodds, max_speed_logodds, max_force_logodds) < 0.0:
+            raise ValueError("fusion.max_*_logodds must be >= 0")
         self.eps = float(switch_probability)
         self.phase_logodds = float(phase_logodds)
         self.d0 = float(clearance_threshold_m)
         self.scale = float(clearance_scale_m)
         self.lmax = float(max_evidence_logodds)
         self.hyst = float(hysteresis)
+        self.v0, self.vs, self.vmax = float(speed_threshold_mps), float(speed_scale_mps), float(max_speed_logodds)
+        self.f0, self.fs, self.fmax = float(force_threshold_n), float(force_scale_n), float(max_force_logodds)
         self.reset()
 
     def reset(self):
         self.p = np.full(4, 0.9)
         self.state = np.ones(4, dtype=bool)
+        self.evidence = np.zeros((4, 4))   # last (prior, height, velocity, force) log-odds per limb (diagnostics)
 
-    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None) -> ContactEstimate:
+    def evidence_logodds(self, clearance, expected=None, speed=None, force=None, force_var=None):
+        """(4, 4) log-odds per limb of (gait prior, height, velocity, force) and the (4,) mask of limbs whose given
+        cues are all finite. Pure function of the inputs."""
+        d = np.asarray(clearance, dtype=float).reshape(4)
+        ok = np.isfinite(d)
+        ev = np.zeros((4, 4))
+        if expected is not None:
+            ev[:, 0] = np.where(np.asarray(expected, dtype=bool).reshape(4), self.phase_logodds, -self.phase_logodds)
+        ev[:, 1] = np.clip((self.d0 - np.where(ok, d, self.d0)) / self.scale, -self.lmax, self.lmax)
+        if speed is not None and self.vmax > 0:
+            v = np.asarray(speed, dtype=float).reshape(4)
+            ok &= np.isfinite(v)
+            ev[:, 2] = np.clip((self.v0 - np.where(np.isfinite(v), v, self.v0)) / self.vs, -self.vmax, self.vmax)
+        if force is not None and self.fmax > 0:
+            f = np.asarray(force, dtype=float).reshape(4)
+            var = np.zeros(4) if force_var is None else np.asarray(force_var, dtype=float).reshape(4)
+            fin = np.isfinite(f) & np.isfinite(var) & (var >= 0)
+            ok &= fin
+            z = (np.where(fin, f, self.f0) - self.f0) / np.sqrt(self.fs ** 2 + np.where(fin, var, 0.0))
+            ev[:, 3] = np.clip(_logit_normal_cdf(z), -self.fmax, self.fmax)
+        return ev, ok
+
+    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None, speed=None, force=None,
+               force_var=None) -> ContactEstimate:
         _check_inputs(np.zeros((4, 3)) if contact_pos is None else contact_pos, efforts)
         conf = np.zeros(4)
         if clearance is None:
-            return ContactEstimate(self.state.copy(), conf, self.name)
-        d = np.asarray(clearance, dtype=float).reshape(4)
-        prior = np.zeros(4)
-        if expected is not None:
-            prior = np.where(np.asarray(expected, dtype=bool).reshape(4), self.phase_logodds, -self.phase_logodds)
-        ok = np.isfinite(d)
+            return ContactEstimate(self.state.copy(), conf, self.name, ("no clearance: all limbs held",))
+        ev, ok = self.evidence_logodds(clearance, expected, speed, force, force_var)
         pred = self.p * (1.0 - self.eps) + (1.0 - self.p) * self.eps
-        logit = np.log(pred / (1.0 - pred)) + prior
-        ev = np.clip((self.d0 - np.where(ok, d, self.d0)) / self.scale, -self.lmax, self.lmax)
-        post = 1.0 / (1.0 + np.exp(-np.clip(logit + ev, -30.0, 30.0)))
+        logit = np.log(pred / (1.0 - pred)) + ev.sum(axis=1)
+        post = 1.0 / (1.0 + np.exp(-np.clip(logit, -30.0, 30.0)))
         self.p = np.where(ok, np.clip(post, 1e-6, 1 - 1e-6), self.p)
+        self.evidence = np.where(ok[:, None], ev, self.evidence)
         self.state = np.where(ok & (self.p > 0.5 + self.hyst), True,
                               np.where(ok & (self.p < 0.5 - self.hyst), False, self.state))
         conf[ok] = np.abs(2.0 * self.p[ok] - 1.0)
-        return ContactEstimate(self.state.copy(), conf, self.name)
+        reasons = tuple(f"{LIMB_NAMES[i]}: non-finite contact measurement, held" for i in np.flatnonzero(~ok))
+        return ContactEstimate(self.state.copy(), conf, self.name, reasons)
+
+
+@dataclass
+class Evidence:
+    """Per-sample fusion measurements (limb order LW RW LK RK); NaN where a quantity is not available."""
+    clearance: np.ndarray   # (4,) [m] lowest collision point above the ground
+    point: np.ndarray       # (4, 3) [m] that point, world
+    speed: np.ndarray       # (4,) [m/s] low-pass speed of the contact material point
+    force: np.ndarray       # (4,) [N] torque-based vertical contact force (Kalman filter mean); NaN without efforts
+    force_var: np.ndarray   # (4,) [N²] its variance
+    reasons: tuple = ()
+
+
+class ContactEvidence:
+    """Measurement front end of the fusion: joints, pelvis pose and joint efforts → :class:`Evidence`.
+
+    Kinematics (atlas_crawl_kinematics.limb_contact.LimbContactModel on our URDF model) give each limb's lowest
+    collision point and clearance; the material point's velocity is the backward difference against the previous
+    sample, low-passed with ``speed_filter_tau_s`` (``v̄ ← v̄ + a (|v| − v̄)``, ``a = Δt / (τ + Δt)``); the vertical
+    contact force is :class:`ForceKalmanFilter`'s (``None``: no force cue).
+
+    Defined behaviour on bad input: non-finite joints or pose → every quantity NaN (the fusion then holds) and a
+    reason; non-finite efforts → force NaN and a reason; the first sample and a time step ≤ 0 give no speed (NaN,
+    a later sample recovers); time going backwards (simulator reset) restarts the history.
+    """
+
+    def __init__(self, limb_model, ground_height_m: float = 0.0, speed_filter_tau_s: float = 0.0,
+                 force_filter: Optional[ForceKalmanFilter] = None):
+        if not (math.isfinite(speed_filter_tau_s) and speed_filter_tau_s >= 0):
+            raise ValueError(f"speed_filter_tau_s must be >= 0, got {speed_filter_tau_s}")
+        self.limb_model = limb_model
+        self.ground_height_m = float(ground_height_m)
+        self.tau_v = float(speed_filter_tau_s)
+        self.force_filter = force_filter
+        self.reset()
+
+    def reset(self):
+        self._prev = None
+        self._t: Optional[float] = None
+        self._speed = np.full(4, np.nan)
+        if self.force_filter is not None:
+            self.force_filter.reset()
+
+    def update(self, t_s: float, q, pose7, efforts=None) -> Evidence:
+        from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
+        nan4 = np.full(4, np.nan)
+        q = np.asarray(q, dtype=float).reshape(-1)
+        pose = np.asarray(pose7, dtype=float).reshape(-1)
+        if q.shape != (self.limb_model.model.n_joints,) or pose.shape != (7,):
+            raise ValueError(f"contact evidence: q must be ({self.limb_model.model.n_joints},) and the pose (7,); "
+                             f"got {q.shape}, {pose.shape}")
+        t = float(t_s)
+        qn = float(np.linalg.norm(pose[3:])) if np.all(np.isfinite(pose)) else float("nan")
+        if not (np.all(np.isfinite(q)) and math.isfinite(t) and 0.5 < qn < 1.5):
+            return Evidence(nan4, np.full((4, 3), np.nan), nan4.copy(), nan4.copy(), nan4.copy(),
+                            ("non-finite joints, pose or time: no contact measurement",))
+        if self._t is not None and t < self._t:
+            self.reset()
+        s = self.limb_model.evaluate(q, quat_xyzw_to_R(pose[3:] / qn), pose[:3], self.ground_height_m)
+        reasons = []
+        if self._prev is not None and t > self._t:
+            dt = t - self._t
+            v = np.linalg.norm(s.material_velocity(self._prev, dt), axis=1)
+            a = dt / (self.tau_v + dt) if self.tau_v > 0 else 1.0
+            self._speed = np.where(np.isfinite(self._speed), self._speed + a * (v - self._speed), v)
+        if self._t is None or t > self._t:
+            self._prev, self._t = s, t
+        force, var = nan4.copy(), nan4.copy()
+        if self.force_filter is not None and efforts is not None:
+            e = np.asarray(efforts, dtype=float).reshape(-1)
+            if e.shape != q.shape:
+                raise ValueError(f"contact evidence: efforts must be {q.shape}, got {e.shape}")
+            if np.all(np.isfinite(e)):
+                f, P, why = self.force_filter.update(t, s.jacobians, self.limb_model.force_residuals(s, e))
+                force, var = f[:, 2], P[:, 2, 2]
+                reasons += why
+            else:
+                reasons.append("non-finite joint efforts: no force cue")
+        return Evidence(s.clearance.copy(), s.point.copy(), self._speed.copy(), force, var, tuple(reasons))
+
+
+def make_evidence(p: ParamValues, model, urdf: str) -> ContactEvidence:
+    """The :class:`ContactEvidence` the parameters ``p`` describe, on robot ``model`` built from ``urdf``."""
+    from atlas_crawl_kinematics.limb_contact import LimbContactModel
+    from atlas_description import LIMB_LINKS
+    kf = ForceKalmanFilter(p["fusion.torque_noise_nm"], p["fusion.force_prior_std_n"],
+                           p["fusion.force_time_constant_s"])
+    return ContactEvidence(LimbContactModel(model, urdf, LIMB_LINKS), p["ground_height_m"],
+                           p["fusion.speed_filter_tau_s"], kf)
 
 
 def make_estimator(method: str, p: ParamValues):
@@ -293,7 +489,10 @@ def make_estimator(method: str, p: ParamValues):
     if method == "fusion":
         return FusionEstimator(p["fusion.switch_probability"], p["fusion.phase_logodds"],
                                p["fusion.clearance_threshold_m"], p["fusion.clearance_scale_m"],
-                               p["fusion.max_evidence_logodds"], p["fusion.hysteresis"])
+                               p["fusion.max_evidence_logodds"], p["fusion.hysteresis"],
+                               p["fusion.speed_threshold_mps"], p["fusion.speed_scale_mps"],
+                               p["fusion.max_speed_logodds"], p["fusion.force_threshold_n"],
+                               p["fusion.force_scale_n"], p["fusion.max_force_logodds"])
     raise ValueError(f"unknown contact inference method {method!r} (known: {METHODS})")
 
 
@@ -327,10 +526,13 @@ class ContactInference:
     def reset(self):
         self.estimator.reset()
 
-    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None) -> ContactEstimate:
-        """``clearance`` (4,) [m] and ``expected`` (4,) bool feed the fusion estimator; the others ignore them."""
+    def update(self, t_s: float, contact_pos, efforts=None, clearance=None, expected=None, speed=None, force=None,
+               force_var=None) -> ContactEstimate:
+        """``clearance`` (4,) [m], ``expected`` (4,) bool, ``speed`` (4,) [m/s], ``force`` (4,) [N] and
+        ``force_var`` (4,) [N²] (see :class:`ContactEvidence`) feed the fusion estimator; the others ignore them."""
         if self.estimator.name == "fusion":
-            return self.estimator.update(t_s, contact_pos, efforts, clearance=clearance, expected=expected)
+            return self.estimator.update(t_s, contact_pos, efforts, clearance=clearance, expected=expected,
+                                         speed=speed, force=force, force_var=force_var)
         return self.estimator.update(t_s, contact_pos, efforts)
 
 
