@@ -26,6 +26,7 @@ setup(
         "console_scripts": [
             "gait_sequencer_node = atlas_crawl_controller.nodes.gait_sequencer_node:main",
             "contact_inference_node = atlas_crawl_controller.nodes.contact_inference_node:main",
+            "state_estimator_node = atlas_crawl_controller.nodes.state_estimator_node:main",
             "support_markers_node = atlas_crawl_controller.nodes.support_markers_node:main",
         ],
     },

@@ -78,6 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--params-file", default=None, help="ROS 2 parameter file (default: the bringup config)")
     ap.add_argument("--method", default="fusion", choices=["fusion", "height", "velocity", "effort"],
                     help="contact inference method")
+    ap.add_argument("--pose-source", default="ground_truth", choices=["ground_truth", "estimate"],
+                    help="pelvis pose the controller, sequencer and contact inference read: the simulator's ground "
+                         "truth or the state estimate (IMU + leg kinematics; /odom)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 
@@ -99,10 +102,11 @@ def main(argv=None) -> int:
 
     w0 = time.monotonic()
     say(f"atlas_crawl embedded demo: MuJoCo + controller core + contact_inference + gait_sequencer in one process "
-        f"({'quick' if args.quick else 'full'}; real_time_factor={args.rtf}, contact method={args.method})")
+        f"({'quick' if args.quick else 'full'}; real_time_factor={args.rtf}, contact method={args.method}, "
+        f"pose source={args.pose_source})")
     stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf},
                                "contact_inference": {"method": args.method}}, isolate=False,
-                  params_file=args.params_file or default_params_file())
+                  params_file=args.params_file or default_params_file(), pose_source=args.pose_source)
     outcomes = []
     ok = True
     rec = None
@@ -198,9 +202,9 @@ def serve(args) -> int:
     from atlas_crawl_bringup.stack import Stack
     stack = Stack(node_params={"mujoco_sim": {"real_time_factor": args.rtf or 1.0},
                                "contact_inference": {"method": args.method}}, isolate=False,
-                  params_file=args.params_file or default_params_file())
+                  params_file=args.params_file or default_params_file(), pose_source=args.pose_source)
     print(f"serving /crawl /turn /roll on ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')} "
-          f"(real_time_factor {args.rtf or 1.0}); Ctrl-C to stop", flush=True)
+          f"(real_time_factor {args.rtf or 1.0}, pose source {args.pose_source}); Ctrl-C to stop", flush=True)
     import signal
     import threading
     stop = threading.Event()

@@ -12,11 +12,19 @@ import launch_ros.events.lifecycle
 import lifecycle_msgs.msg
 
 
-def lifecycle_node(name: str, params: list) -> launch_ros.actions.LifecycleNode:
+def pose_remappings(pose_source) -> list:
+    """``/atlas/pelvis_pose`` → the state estimator's pose when ``pose_source`` (a launch substitution or string)
+    is ``estimate`` (the ground truth stays published for evaluation)."""
+    from launch.substitutions import PythonExpression
+    return [("/atlas/pelvis_pose", PythonExpression(
+        ["'/state_estimator/pelvis_pose' if '", pose_source, "' == 'estimate' else '/atlas/pelvis_pose'"]))]
+
+
+def lifecycle_node(name: str, params: list, remappings=None) -> launch_ros.actions.LifecycleNode:
     """``<name>_node`` of atlas_crawl_controller as a LifecycleNode named ``name``."""
     return launch_ros.actions.LifecycleNode(
         package="atlas_crawl_controller", executable=f"{name}_node", name=name, namespace="",
-        output="screen", parameters=params)
+        output="screen", parameters=params, remappings=remappings or [])
 
 
 def configure_then_activate(node: launch_ros.actions.LifecycleNode) -> list:
@@ -32,11 +40,13 @@ def configure_then_activate(node: launch_ros.actions.LifecycleNode) -> list:
     return [activate_on_inactive, configure]
 
 
-def crawl_lifecycle_nodes(overrides_file: str, contact_method) -> list:
+def crawl_lifecycle_nodes(overrides_file: str, contact_method, pose_source="ground_truth") -> list:
     """contact_inference and gait_sequencer on sim time, with the run-time overrides file, each configured then
-    activated. ``contact_method`` may be a launch substitution."""
-    contact = lifecycle_node("contact_inference", [overrides_file, {"method": contact_method, "use_sim_time": True}])
-    sequencer = lifecycle_node("gait_sequencer", [overrides_file, {"use_sim_time": True}])
+    activated. ``contact_method`` and ``pose_source`` may be launch substitutions."""
+    remap = pose_remappings(pose_source)
+    contact = lifecycle_node("contact_inference", [overrides_file, {"method": contact_method, "use_sim_time": True}],
+                             remap)
+    sequencer = lifecycle_node("gait_sequencer", [overrides_file, {"use_sim_time": True}], remap)
     return [contact, sequencer, *configure_then_activate(contact), *configure_then_activate(sequencer)]
 
 

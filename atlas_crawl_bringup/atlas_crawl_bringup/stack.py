@@ -27,6 +27,8 @@ from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions, GetState
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
+from atlas_crawl_controller.nodes import topics
+
 TRANSITIONS = {"configure": Transition.TRANSITION_CONFIGURE, "activate": Transition.TRANSITION_ACTIVATE,
                "deactivate": Transition.TRANSITION_DEACTIVATE, "cleanup": Transition.TRANSITION_CLEANUP,
                "shutdown": Transition.TRANSITION_UNCONFIGURED_SHUTDOWN}
@@ -98,12 +100,23 @@ class LifecycleClient:
         return self._call(self._get, GetState.Request(), timeout_s).current_state.label
 
 
+POSE_SOURCES = ("ground_truth", "estimate")
+
+
+def pose_remap(pose_source: str) -> list:
+    """ROS arguments that make a node read the state estimator's pose where it subscribes ``/atlas/pelvis_pose``
+    (``pose_source`` ``estimate``; the ground truth stays published for evaluation)."""
+    if pose_source == "estimate":
+        return ["--ros-args", "-r", f"{topics.PELVIS_POSE}:={topics.POSE_ESTIMATE}"]
+    return []
+
+
 class Stack:
     """See the module docstring. ``activate=False`` leaves the lifecycle nodes unconfigured."""
 
     def __init__(self, sim_overrides: Optional[dict] = None, node_params: Optional[Dict[str, dict]] = None,
                  activate: bool = True, isolate: bool = True, use_sim_time: bool = True,
-                 params_file: Optional[str] = None):
+                 params_file: Optional[str] = None, pose_source: str = "ground_truth"):
         if isolate:
             isolate_ros_domain()
         self.context = rclpy.Context()
@@ -115,6 +128,11 @@ class Stack:
         for name, vals in (node_params or {}).items():
             merged.setdefault(name, {}).update(vals)
         node_params = merged
+        if pose_source not in POSE_SOURCES:
+            raise ValueError(f"pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
+        self.pose_source = pose_source
+        if pose_source == "estimate":   # the hosted controller reads the estimate it hosts
+            node_params.setdefault("mujoco_sim", {})["pose_source"] = "estimate"
 
         def overrides(name):
             p = [Parameter("use_sim_time", value=use_sim_time)] if name != "mujoco_sim" else []
@@ -123,8 +141,11 @@ class Stack:
 
         self.sim = MujocoSimNode(sim_overrides=sim_overrides, context=self.context,
                                  parameter_overrides=overrides("mujoco_sim"))
-        self.contact = ContactInferenceNode(context=self.context, parameter_overrides=overrides("contact_inference"))
-        self.sequencer = GaitSequencerNode(context=self.context, parameter_overrides=overrides("gait_sequencer"))
+        remap = pose_remap(pose_source)
+        self.contact = ContactInferenceNode(context=self.context, parameter_overrides=overrides("contact_inference"),
+                                            cli_args=remap)
+        self.sequencer = GaitSequencerNode(context=self.context, parameter_overrides=overrides("gait_sequencer"),
+                                           cli_args=remap)
         self.manager = rclpy.create_node("lifecycle_manager", context=self.context)
         # One thread: no callback blocks (goals wait on threads of their own, planning too). rclpy's
         # MultiThreadedExecutor held the GIL ~80 % of the time rebuilding wait sets and re-dispatching entities of
@@ -237,4 +258,4 @@ class Stack:
         return False
 
 
-__all__ = ["Stack", "LifecycleClient", "isolate_ros_domain", "LState"]
+__all__ = ["Stack", "LifecycleClient", "isolate_ros_domain", "LState", "POSE_SOURCES", "pose_remap"]

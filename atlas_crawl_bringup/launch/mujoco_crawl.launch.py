@@ -1,6 +1,7 @@
 """Full ROS 2 install: the MuJoCo variant of the atlas_crawl graph as separate processes.
 
     ros2 launch atlas_crawl_bringup mujoco_crawl.launch.py [real_time_factor:=1.0] [contact_method:=height] [rviz:=true]
+        [pose_source:=estimate]
     ros2 action send_goal /crawl atlas_crawl_msgs/action/Crawl "{cycles: 4}" --feedback
     ros2 param set /contact_inference method velocity
 
@@ -29,16 +30,21 @@ def generate_launch_description():
     overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
     rtf = LaunchConfiguration("real_time_factor")
     method = LaunchConfiguration("contact_method")
+    pose_source = LaunchConfiguration("pose_source")
     sim = launch_ros.actions.Node(
         package="atlas_crawl_mujoco", executable="mujoco_sim_node", name="mujoco_sim", output="screen",
-        parameters=[overrides, {"real_time_factor": rtf}])
+        parameters=[overrides, {"real_time_factor": rtf, "pose_source": pose_source}])
     return launch.LaunchDescription([
         launch.actions.DeclareLaunchArgument("real_time_factor", default_value="1.0",
                                              description="physics pacing: 0 = as fast as possible, 1 = real time"),
         launch.actions.DeclareLaunchArgument("contact_method", default_value="fusion",
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
+        launch.actions.DeclareLaunchArgument(
+            "pose_source", default_value="ground_truth",
+            description="pelvis pose the controller, sequencer and contact inference read: ground_truth | estimate "
+                        "(the state estimator the sim node hosts: IMU + leg kinematics, /odom)"),
         sim,
-        *crawl_lifecycle_nodes(overrides, method),
+        *crawl_lifecycle_nodes(overrides, method, pose_source),
         *visualisation_nodes(share, atlas_description.urdf_string(), LaunchConfiguration("rviz")),
     ])

@@ -15,7 +15,7 @@ ROSDEP = {"numpy": "python3-numpy", "yaml": "python3-yaml", "scipy": "python3-sc
           "imageio": "python3-imageio", "PIL": "python3-pil", "tqdm": "python3-tqdm", "pytest": "python3-pytest",
           "hypothesis": "python3-hypothesis", "packaging": "python3-packaging"}
 PYPI_ONLY = {"mujoco": "mujoco", "numba": "numba", "mcap": "mcap", "mcap_ros2": "mcap-ros2-support", "ray": "ray",
-             "imageio_ffmpeg": "imageio-ffmpeg"}
+             "imageio_ffmpeg": "imageio-ffmpeg", "filterpy": "filterpy"}
 ROS_PREFIXES = ("rclpy", "launch", "launch_ros", "ament_index_python", "xacro", "atlas_")
 
 

@@ -262,6 +262,13 @@ class CrawlControllerCore:
         self._hold_target = None
         self._cart = None
         self._tracker = None
+        self._expected_stance = np.ones(4, bool)
+
+    @property
+    def expected_stance(self) -> np.ndarray:
+        """(4,) bool, LW RW LK RK: the stance of the motion reference being executed (the gait phase's expected
+        contacts; all four when holding) — the state estimator's contact prior."""
+        return self._expected_stance.copy()
 
     def set_reference(self, ref: Reference) -> Tuple[bool, str]:
         """Validate and queue a reference; it starts at the next update. Returns (accepted, reason)."""
@@ -366,6 +373,7 @@ class CrawlControllerCore:
             return
         st.sequence_id = ref.sequence_id
         st.sender = ref.sender
+        self._expected_stance = np.array([bool(v) for v in ref.stance], bool)
         st.accepted = True
         st.reason = ""
         st.iterations = 0

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["quat_wxyz_to_R", "quat_xyzw_to_R", "R_to_quat_wxyz", "R_to_quat_xyzw", "quat_wxyz_to_rpy",
-           "quat_mul_wxyz", "wxyz_to_xyzw", "xyzw_to_wxyz"]
+           "quat_mul_wxyz", "wxyz_to_xyzw", "xyzw_to_wxyz", "rotvec_to_R"]
 
 
 def _unit(q: ArrayLike) -> NDArray[np.float64]:
@@ -101,3 +101,17 @@ def quat_mul_wxyz(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
                      aw * bx + ax * bw + ay * bz - az * by,
                      aw * by - ax * bz + ay * bw + az * bx,
                      aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def rotvec_to_R(v: ArrayLike) -> NDArray[np.float64]:
+    """Rotation vector (3,) [rad] (axis × angle) -> 3×3 matrix, the SO(3) exponential map (Rodrigues' formula;
+    second-order series below 1e-8 rad)."""
+    v = np.asarray(v, dtype=float).reshape(3)
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"not a finite rotation vector: {v!r}")
+    th2 = float(v @ v)
+    K = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    if th2 < 1e-16:
+        return np.eye(3) + K + 0.5 * (K @ K)
+    th = np.sqrt(th2)
+    return np.eye(3) + (np.sin(th) / th) * K + ((1.0 - np.cos(th)) / th2) * (K @ K)

@@ -48,3 +48,16 @@ def test_rpy_and_product(rs):
 def test_bad_quaternions_are_rejected(bad):
     with pytest.raises(ValueError):
         rot.quat_wxyz_to_R(bad)
+
+
+def test_rotvec_to_R_matches_scipy_and_refuses_non_finite():
+    import numpy as np
+    import pytest
+    from scipy.spatial.transform import Rotation
+
+    from atlas_crawl_kinematics.rotations import rotvec_to_R
+    rng = np.random.default_rng(0)
+    for v in list(rng.normal(0, 1.5, (200, 3))) + [np.zeros(3), np.array([1e-10, 0, -2e-10])]:
+        assert np.allclose(rotvec_to_R(v), Rotation.from_rotvec(v).as_matrix(), atol=1e-12)
+    with pytest.raises(ValueError):
+        rotvec_to_R([np.nan, 0, 0])

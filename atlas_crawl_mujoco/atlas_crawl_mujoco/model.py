@@ -28,6 +28,8 @@ LIMB_BODIES = LIMB_LINKS
 FOOT_BODIES = ("l_foot", "r_foot")
 SUPPORT_BODIES = ("l_hand", "l_farm", "r_hand", "r_farm", "l_lleg", "r_lleg", "l_foot", "r_foot",
                   "l_talus", "r_talus")
+#: IMU site on the pelvis (origin and axes of the pelvis frame) and its two MuJoCo sensors.
+IMU_SITE, IMU_GYRO, IMU_ACCEL = "imu", "imu_gyro", "imu_accel"
 #: Bodies whose floor contact means a fall in crawl gaits (torso / head on the ground).
 FALL_BODIES = ("utorso", "head", "mtorso", "ltorso")
 
@@ -171,6 +173,13 @@ def build_spec(params: dict | None = None) -> mujoco.MjSpec:
         else:
             bname, pos = _FALLBACK_SITES[name]
             spec.body(bname).add_site(name=name, pos=list(pos), size=[0.02, 0, 0], rgba=[1, 0.2, 0.2, 1])
+    # IMU (issue 14 §1): a site at the pelvis origin, axes = pelvis axes, with a rate gyro and an accelerometer
+    # (specific force, +g up at rest). Noise-free here; the noise and bias model is atlas_crawl_mujoco.sensors.
+    pelvis.add_site(name=IMU_SITE, pos=[0, 0, 0], size=[0.01, 0, 0], rgba=[0.2, 0.8, 0.2, 1])
+    spec.add_sensor(name=IMU_GYRO, type=mujoco.mjtSensor.mjSENS_GYRO, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                    objname=IMU_SITE)
+    spec.add_sensor(name=IMU_ACCEL, type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, objtype=mujoco.mjtObj.mjOBJ_SITE,
+                    objname=IMU_SITE)
     apply_scene(spec, p["scene"])   # terrain scene (issue 13): atlas_crawl_mujoco.scenes
     return spec
 
@@ -211,3 +220,5 @@ class ModelMap:
         static = m.body_weldid[m.geom_bodyid] == 0   # scene geoms (issue 13): -2 ground, -3 overhead ("ceiling")
         self.geom_limb[static] = [-3 if "ceiling" in (m.geom(g).name or "") else -2 for g in np.flatnonzero(static)]
         self.total_mass = float(m.body_subtreemass[0])
+        self.imu_gyro_adr = int(m.sensor_adr[m.sensor(IMU_GYRO).id])
+        self.imu_accel_adr = int(m.sensor_adr[m.sensor(IMU_ACCEL).id])

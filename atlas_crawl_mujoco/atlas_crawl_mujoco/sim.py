@@ -190,6 +190,13 @@ class AtlasSim:
         mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.map.pelvis, v, 0)
         return v[3:6].copy(), v[0:3].copy()
 
+    def imu_true(self):
+        """Noise-free IMU at the pelvis origin, pelvis axes: (angular velocity (3,) rad/s, specific force (3,) m/s²;
+        +9.81 along the up axis at rest). From the MuJoCo gyro/accelerometer sensors of the last step; noise and bias:
+        :class:`atlas_crawl_mujoco.sensors.SensorNoise`."""
+        sd, mp = self.data.sensordata, self.map
+        return sd[mp.imu_gyro_adr:mp.imu_gyro_adr + 3].copy(), sd[mp.imu_accel_adr:mp.imu_accel_adr + 3].copy()
+
     def com(self) -> np.ndarray:
         """Whole-body centre of mass, world frame."""
         return self.data.subtree_com[0].copy()

@@ -5,8 +5,19 @@ period (``controller.update_rate_hz``) it does **read → update → write**: jo
 pelvis pose are read from the simulator, ``CrawlControllerCore.update`` computes the joint position commands, and
 they are written as servo targets.  It publishes ``/clock``, ``/joint_states``, the ground-truth pelvis pose
 (``/atlas/pelvis_pose`` PoseStamped, ``/atlas/pelvis_odom`` Odometry), the ground-truth contacts
-(``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH), the controller status, and serves
-``/sim/reset`` (std_srvs/Trigger) for fresh trials.  Names: atlas_crawl_controller/nodes/topics.py.
+(``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH), the controller status, the pelvis IMU
+(``/atlas/imu``, with the noise and bias model of :mod:`.sensors`), and serves ``/sim/reset`` (std_srvs/Trigger) for
+fresh trials.  Names: atlas_crawl_controller/nodes/topics.py.
+
+Measured vs true: the joint states the hosted controller reads and ``/joint_states`` carry the ``joint_noise.*``
+noise. The host also runs the state estimator (:class:`atlas_crawl_controller.estimation.StateEstimator`, parameters
+``estimator.*``) every control period on the noisy IMU and joint states with the controller's expected stance, as
+legged_control's controller does (estimate → control), and publishes ``/odom`` and ``/state_estimator/pelvis_pose``.
+In-process, because the single-threaded Python graph delivers ~70 messages/s per subscription and a 250 Hz IMU
+stream would be decimated on its way to a separate node. ``pose_source`` selects the pelvis pose the hosted
+controller reads: ``ground_truth`` (legged_control's "cheater" mode) or ``estimate`` (none yet, e.g. while
+aligning: a non-finite pose, on which the core holds a Cartesian motion). The ground truth is published either way.
+A reset re-initialises the estimator at the reset pose (the known spawn pose).
 
 Sim time is monotonic: a reset restarts the physics at t = 0 but the published clock continues from where it was
 (offset), so sim-time timers of the other nodes never see time jump backwards.
@@ -32,7 +43,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
@@ -40,16 +51,20 @@ from atlas_crawl_controller import contact_inference as ci
 from atlas_crawl_controller.controller_core import CrawlControllerCore, State
 from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
+from atlas_crawl_controller.estimation import StateEstimator
+from atlas_crawl_controller.estimation.state_estimator import PARAMETER_FILE as ESTIMATOR_PARAMETER_FILE
 from atlas_crawl_controller.parameters import ParameterSet, config_path, declare_ros_parameters, load_parameter_file
 from atlas_description import JOINT_NAMES
 from atlas_crawl_controller.nodes import topics
 from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
 from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
+from atlas_crawl_controller.nodes.state_estimator_node import odometry_msg
 from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
 
 from .height_map import sample_height_map
 from .params import default_param_file
 from .run_gait import start_state
+from .sensors import SensorNoise
 from .sim import AtlasSim
 
 PARAMETER_FILE = "mujoco_sim_node_parameters.yaml"
@@ -67,8 +82,8 @@ def _unprefixed(values, prefix: str) -> dict:
 
 
 def _stamp(t: float) -> TimeMsg:
-    sec = int(np.floor(t))
-    return TimeMsg(sec=sec, nanosec=int(round((t - sec) * 1e9)) % 1_000_000_000)
+    ns = int(round(t * 1e9))   # rounding the fraction alone turned 13.9999999996 s into 13.000 s
+    return TimeMsg(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 class MujocoSimNode(GuardedNodeMixin, Node):
@@ -79,9 +94,12 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.start_diagnostics()
         self._pset = load_parameter_file(config_path(PARAMETER_FILE, "atlas_crawl_mujoco", source_dir=_PKG_DIR))
         self._ctrl_pset = _prefixed(controller_parameter_set(), "controller.")
+        self._est_base = load_parameter_file(ESTIMATOR_PARAMETER_FILE)
+        self._est_pset = _prefixed(self._est_base, "estimator.")
         phys = _physics_parameter_set()
         declare_validated_parameters(self, self._pset, self._apply_params)
         declare_validated_parameters(self, self._ctrl_pset, self._apply_ctrl_params, attr="ctrl_params")
+        declare_validated_parameters(self, self._est_pset, self._apply_est_params, attr="est_params")
         # read-only (declared after the two callbacks, which pass parameters of other sets through untouched)
         self.phys_params = declare_ros_parameters(self, phys) if phys is not None else None
 
@@ -105,6 +123,11 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.fall = FallDetector()            # the controller's fall definition on ground truth (fall_state())
         self.fall_events = []
         self.pub_fall = None
+        self.noise = SensorNoise({k: v for k, v in self.params.as_dict().items()
+                                  if k.startswith(("imu.", "joint_noise."))}, seed=self.params["seed"])
+        self.estimator = StateEstimator(self._est_base.values(_unprefixed(self.est_params, "estimator.")))
+        self._q_meas = self._qd_meas = None
+        self._imu_meas = None
         self._reset_locked()
 
         self.pub_clock = self.create_publisher(Clock, topics.CLOCK, 10)
@@ -115,6 +138,9 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.pub_hmap = self.create_publisher(HeightMap, topics.HEIGHT_MAP, 2)
         self.pub_status = self.create_publisher(ControllerStatus, topics.STATUS, 50)
         self.pub_cmd = self.create_publisher(Float64MultiArray, topics.COMMANDS, 10)
+        self.pub_imu = self.create_publisher(Imu, topics.IMU, 50)
+        self.pub_est_odom = self.create_publisher(Odometry, topics.ODOM, 10)
+        self.pub_est_pose = self.create_publisher(PoseStamped, topics.POSE_ESTIMATE, 10)
         self.pub_fall = self.create_publisher(String, topics.FALL_GT, QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         cg = MutuallyExclusiveCallbackGroup()
@@ -132,10 +158,26 @@ class MujocoSimNode(GuardedNodeMixin, Node):
 
     # ------------------------------------------------------------------ parameters
     def _apply_params(self, new) -> Optional[str]:
-        for k in ("initial_pose", "seed"):
-            if new[k] != self.params[k] and k == "initial_pose":
+        for k in ("initial_pose", "pose_source"):
+            if new[k] != self.params[k]:
                 return f"{k} is read-only"
+        if hasattr(self, "noise"):
+            with self._lock:
+                self.noise.set_params(new.as_dict())
         self.params = new
+        return None
+
+    def _apply_est_params(self, new) -> Optional[str]:
+        try:
+            est_values = self._est_base.values(_unprefixed(new, "estimator."))
+        except Exception as e:   # noqa: BLE001 — a reason, nothing changed
+            return str(e)
+        if hasattr(self, "estimator"):
+            with self._lock:
+                reason = self.estimator.set_params(est_values)
+            if reason:
+                return reason
+        self.est_params = new
         return None
 
     def _apply_ctrl_params(self, new) -> Optional[str]:
@@ -174,6 +216,11 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self._trials += 1
         self.fall.reset()
         self.fall_events = []
+        self.noise.reset(self.params["seed"] + self._trials)   # new turn-on biases per trial, seeded
+        pos, quat_wxyz = self.sim.pelvis_pose()              # the known start pose; then IMU + kinematics only
+        self.estimator.reset([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]],
+                             self.sim_time())
+        self._est_next_js = None
 
     def _on_reset(self, request, response):
         with self._lock:
@@ -201,6 +248,28 @@ class MujocoSimNode(GuardedNodeMixin, Node):
             self.pub_status.publish(status_to_msg(rej, _stamp(t)))
             self.get_logger().warn(f"reference {msg.sequence_id} from '{msg.sender}' rejected ({n_rej} so far): "
                                    f"{reason}", throttle_duration_sec=1.0)
+
+    def _estimate(self, t: float, q, qd) -> None:
+        """Feed the state estimator this period's IMU sample and (at ``estimator.joint_rate_hz``) joint states."""
+        period = 1.0 / self.params["imu.rate_hz"] if self.params["imu.rate_hz"] > 0 else None
+        if period is None:
+            self._imu_meas = None
+            return
+        g, a = self.noise.imu(t, *self.sim.imu_true(), period)
+        self._imu_meas = (g, a, period)
+        est = self.estimator
+        if self._est_next_js is None or t + 1e-9 >= self._est_next_js:
+            self._est_next_js = t + 1.0 / self.est_params["estimator.joint_rate_hz"]
+            est.update_joints(t, q, qd, self.core.expected_stance)
+        est.update_imu(t, g, a)
+
+    def _measured_pose(self, t: float) -> np.ndarray:
+        """The pelvis pose the hosted controller reads (``pose_source``; see the module doc)."""
+        if self.params["pose_source"] == "estimate":
+            e = self.estimator.estimate(t)
+            return np.full(7, np.nan) if e is None else e.pose7
+        pos, quat_wxyz = self.sim.pelvis_pose()
+        return np.array([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]])
 
     # ------------------------------------------------------------------ physics thread
     def sim_time(self) -> float:
@@ -265,9 +334,11 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         n = max(1, int(round(1.0 / (self.ctrl_params["controller.update_rate_hz"] * sim.dt))))
         # read
         t = self.sim_time()
-        q, qd, tau = sim.joint_q(), sim.joint_qd(), sim.joint_effort()
-        pos, quat_wxyz = sim.pelvis_pose()
-        pose = np.array([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]])
+        q, qd = self.noise.joints(sim.joint_q(), sim.joint_qd())
+        tau = sim.joint_effort()
+        self._q_meas, self._qd_meas = q, qd
+        self._estimate(t, q, qd)
+        pose = self._measured_pose(t)
         # update
         period = (t - self._last_ctrl_t) if self._last_ctrl_t is not None else n * sim.dt
         self._last_ctrl_t = t
@@ -288,13 +359,17 @@ class MujocoSimNode(GuardedNodeMixin, Node):
             js = JointState()
             js.header.stamp = stamp
             js.name = list(JOINT_NAMES)
-            js.position = self.sim.joint_q().tolist()
-            js.velocity = self.sim.joint_qd().tolist()
+            js.position = (self.sim.joint_q() if self._q_meas is None else self._q_meas).tolist()
+            js.velocity = (self.sim.joint_qd() if self._qd_meas is None else self._qd_meas).tolist()
             js.effort = self.sim.joint_effort().tolist()
             self.pub_js.publish(js)
             self.pub_cmd.publish(Float64MultiArray(data=self.core.last_command().tolist()))
         if self._due("pose", t, p["pelvis_pose_rate_hz"]):
             self._publish_pose(stamp)
+        if p["imu.rate_hz"] > 0 and self._imu_meas is not None and self._due("imu", t, p["imu.rate_hz"]):
+            self._publish_imu(stamp)
+        if self._due("odom", t, self.est_params["estimator.publish_rate_hz"]):
+            self._publish_estimate(t, stamp)
         if self._due("gt", t, p["contacts_rate_hz"]):
             self._publish_contacts(stamp)
         if p["height_map_rate_hz"] > 0 and self._due("hmap", t, p["height_map_rate_hz"]):
@@ -340,6 +415,36 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         od.twist.twist.linear.x, od.twist.twist.linear.y, od.twist.twist.linear.z = (float(v) for v in v_b)
         od.twist.twist.angular.x, od.twist.twist.angular.y, od.twist.twist.angular.z = (float(v) for v in w_b)
         self.pub_odom.publish(od)
+
+    def _publish_estimate(self, t: float, stamp) -> None:
+        """/odom (odom → pelvis, covariances) and the PoseStamped alias, while the estimate is valid."""
+        e = self.estimator.estimate(t)
+        if e is None:
+            return
+        ep = self.est_params
+        od = odometry_msg(e, stamp, ep["estimator.frames.odom_frame"], ep["estimator.frames.base_frame"])
+        self.pub_est_odom.publish(od)
+        ps = PoseStamped()
+        ps.header.stamp = stamp
+        ps.header.frame_id = ep["estimator.frames.pose_frame"]
+        ps.pose = od.pose.pose
+        self.pub_est_pose.publish(ps)
+
+    def _publish_imu(self, stamp):
+        """sensor_msgs/Imu at the pelvis origin, pelvis axes: the MuJoCo gyro and accelerometer of the last physics
+        step plus the noise model, as the estimator read it (orientation not provided: covariance[0] = -1, REP 145)."""
+        g, a, period = self._imu_meas
+        vg, va = self.noise.imu_covariances(period)
+        m = Imu()
+        m.header.stamp = stamp
+        m.header.frame_id = topics.PELVIS_FRAME
+        m.orientation_covariance[0] = -1.0
+        m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = (float(v) for v in g)
+        m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z = (float(v) for v in a)
+        for i in (0, 4, 8):
+            m.angular_velocity_covariance[i] = vg
+            m.linear_acceleration_covariance[i] = va
+        self.pub_imu.publish(m)
 
     def _publish_contacts(self, stamp):
         touch, force = self.sim.limb_contacts()

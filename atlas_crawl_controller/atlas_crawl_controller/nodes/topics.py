@@ -9,6 +9,8 @@ the Gazebo variant, same names and types):
 * ``/atlas/pelvis_odom``            nav_msgs/Odometry — pose in ``world``, twist in the ``pelvis`` frame (REP 105)
 * ``/atlas/contacts_ground_truth``  atlas_crawl_msgs/SupportState — simulator contacts (METHOD_GROUND_TRUTH), frame
   ``world``
+* ``/atlas/imu``                     sensor_msgs/Imu — pelvis IMU (rate gyro + accelerometer, frame ``pelvis``, no
+  orientation), with the noise and bias model of the sim node's ``imu.*`` parameters (MuJoCo variant)
 * ``/sim/reset``                    std_srvs/Trigger — fresh trial: back to the initial pose (MuJoCo variant)
 * ``/atlas/fall_ground_truth``      std_msgs/String, JSON ``{"fallen", "reason", "posture", "onset_t",
   "flagged_t", "events"}``, transient local, on every change — the FallDetector on the simulator's ground truth
@@ -20,6 +22,14 @@ Controller (hosted by mujoco_sim_node each control period, or by the ros2_contro
 * ``/crawl_controller/status``      atlas_crawl_msgs/ControllerStatus (out; on every change + at status_rate_hz)
 * ``/crawl_controller/commands``    std_msgs/Float64MultiArray — joint position commands, team order (at
   joint_state_rate_hz, for logging)
+
+State estimator (state_estimator node, issue 14 §1; IMU + leg kinematics, no ground truth):
+
+* ``/odom``                         nav_msgs/Odometry — pelvis pose in ``odom`` with covariances, twist in ``pelvis``
+* ``/state_estimator/pelvis_pose``  geometry_msgs/PoseStamped — the same pose; consumers remapped from
+  ``/atlas/pelvis_pose`` read it when ``pose_source`` is ``estimate``
+* ``/state_estimator/reset``        std_srvs/Trigger — re-initialise (after ``/sim/reset``)
+* ``/tf``                           ``odom`` → ``pelvis`` (with tf2_msgs)
 
 Contact inference and sequencer:
 
@@ -42,6 +52,11 @@ HEIGHT_MAP = "/atlas/height_map"   # atlas_crawl_msgs/HeightMap around the robot
 PELVIS_ODOM = "/atlas/pelvis_odom"
 CONTACTS_GT = "/atlas/contacts_ground_truth"
 SIM_RESET = "/sim/reset"
+IMU = "/atlas/imu"
+ODOM = "/odom"
+POSE_ESTIMATE = "/state_estimator/pelvis_pose"
+ESTIMATOR_RESET = "/state_estimator/reset"
+ODOM_FRAME = "odom"
 FALL_GT = "/atlas/fall_ground_truth"
 REFERENCE = "/crawl_controller/reference"
 STATUS = "/crawl_controller/status"
@@ -58,5 +73,5 @@ WORLD_FRAME = "world"
 PELVIS_FRAME = "pelvis"
 
 #: Topics recorded into the MCAP bag of the embedded demo.
-RECORDED = (JOINT_STATES, PELVIS_POSE, PELVIS_ODOM, CONTACTS_GT, REFERENCE, STATUS, SUPPORT_STATE, COMMANDS,
+RECORDED = (JOINT_STATES, PELVIS_POSE, PELVIS_ODOM, IMU, ODOM, CONTACTS_GT, REFERENCE, STATUS, SUPPORT_STATE, COMMANDS,
             GOAL_REJECTIONS)

@@ -1,0 +1,195 @@
+"""StateEstimator (issue 14 §1): attitude EKF + leg-odometry KF on synthetic, exactly known motions (no physics)."""
+import math
+
+import numpy as np
+import pytest
+
+from atlas_crawl_controller.estimation import AttitudeEKF, StateEstimator, default_params
+from atlas_crawl_kinematics.rotations import R_to_quat_xyzw, rotvec_to_R
+
+G = 9.81
+E3 = np.array([0.0, 0.0, 1.0])
+#: contacts of a crawl stance in the pelvis frame [m] (LW, RW, LK, RK)
+R_BODY = np.array([[0.45, 0.25, -0.55], [0.45, -0.25, -0.55], [-0.35, 0.2, -0.6], [-0.35, -0.2, -0.6]])
+Q0 = np.zeros(28)
+
+
+class World:
+    """A rigid pelvis moving over four world-fixed contacts; the kinematics stub sees them from the pelvis."""
+
+    def __init__(self, p0, R0):
+        self.p = np.array(p0, float)
+        self.R = np.array(R0, float)
+        self.v = np.zeros(3)
+        self.w_body = np.zeros(3)
+        self.c = self.p + (self.R @ R_BODY.T).T
+        self.switched = np.zeros(4, bool)
+
+    def __call__(self, q, qd=None, R=None):
+        r = (self.R.T @ (self.c - self.p).T).T
+        # contact fixed in the world: d/dt R^T (c - p) = -ω × r - R^T v
+        rd = -np.cross(self.w_body, r) - self.R.T @ self.v
+        return r, rd
+
+    def reset(self):
+        pass
+
+    def imu(self, a_world=np.zeros(3)):
+        return self.w_body.copy(), self.R.T @ (a_world + G * E3)
+
+
+def pose7(p, R):
+    return np.r_[p, R_to_quat_xyzw(R)]
+
+
+def run(world, est, seconds, dt=0.004, a_world=np.zeros(3), rng=None, gyro_bias=np.zeros(3), stance=None,
+        step=None):
+    t = est_time = getattr(run, "t", 0.0)
+    n = int(round(seconds / dt))
+    for _ in range(n):
+        if step is not None:
+            step(world, dt)
+        t += dt
+        g, a = world.imu(a_world)
+        g = g + gyro_bias
+        if rng is not None:
+            g = g + rng.normal(0, 1e-3, 3)
+            a = a + rng.normal(0, 2e-2, 3)
+        est.update_joints(t, Q0, Q0, np.ones(4, bool) if stance is None else stance)
+        est.update_imu(t, g, a)
+    run.t = t
+    return est_time
+
+
+@pytest.fixture(autouse=True)
+def _clock():
+    run.t = 0.0
+
+
+def make(world, **over):
+    est = StateEstimator(default_params(over), kinematics=world)
+    est.reset(pose7(world.p, world.R), 0.0)
+    return est
+
+
+def test_attitude_ekf_recovers_a_tilt_and_the_gyro_bias():
+    R_true = rotvec_to_R([0.08, -0.05, 0.3])
+    bias = np.array([0.004, -0.003, 0.002])
+    ekf = AttitudeEKF(1e-3, 1e-5, 0.05, 1.0, G)
+    ekf.initialize(rotvec_to_R([0.0, 0.0, 0.3]), np.zeros(3), yaw_std=0.01, bias_std=0.01, tilt_std=0.2)
+    rng = np.random.default_rng(0)
+    for _ in range(5000):                              # 20 s at rest
+        ekf.predict(bias + rng.normal(0, 1e-3, 3), 0.004)
+        ekf.update_accel(R_true.T @ (G * E3) + rng.normal(0, 0.02, 3))
+    up_err = math.degrees(math.acos(np.clip((ekf.R.T @ E3) @ (R_true.T @ E3), -1, 1)))   # tilt only
+    assert up_err < 0.1
+    assert np.allclose(ekf.bias[:2], bias[:2], atol=5e-4)   # horizontal bias axes are observable through tilt
+
+
+def test_attitude_ekf_integrates_the_gyro_exactly_without_accelerometer():
+    ekf = AttitudeEKF(1e-4, 1e-6, 0.1, 1.0, G)
+    ekf.initialize(np.eye(3), np.zeros(3), yaw_std=1e-3, bias_std=1e-6)
+    w = np.array([0.1, -0.2, 0.5])
+    for _ in range(250):
+        ekf.predict(w, 0.004)
+    assert np.allclose(ekf.R, rotvec_to_R(w * 1.0), atol=1e-9)
+
+
+def test_windowed_tilt_ignores_a_zero_mean_acceleration():
+    """A horizontal acceleration oscillating within each window (a crawl's sway) does not tilt the estimate."""
+    R_true = rotvec_to_R([0.05, 0.0, 0.0])
+    for window, tol_deg in ((1.0, 0.15), (0.0, None)):
+        ekf = AttitudeEKF(1e-4, 1e-6, 0.3, 5.0, G, accel_window_s=window, accel_window_noise=0.05)
+        ekf.initialize(R_true, np.zeros(3), yaw_std=1e-3, bias_std=1e-6, tilt_std=1e-3)
+        worst = 0.0
+        for k in range(2500):
+            a_lin = np.array([2.0 * math.sin(2 * math.pi * k * 0.004 / 0.5), 0.0, 0.0])   # ±2 m/s², 2 Hz
+            ekf.predict(np.zeros(3), 0.004)
+            ekf.update_accel(R_true.T @ (a_lin + G * E3))
+            worst = max(worst, math.degrees(math.acos(np.clip((ekf.R.T @ E3) @ (R_true.T @ E3), -1, 1))))
+        if tol_deg is not None:
+            assert worst < tol_deg, worst
+        else:
+            assert worst > 0.3, worst        # per-sample updates do tilt (~0.47°): the reason for the window
+
+
+def test_static_robot_stays_put_with_noisy_imu():
+    world = World([1.0, -2.0, 0.55], rotvec_to_R([0.0, 0.0, 0.7]))
+    est = make(world)
+    rng = np.random.default_rng(1)
+    run(world, est, 0.6, rng=rng, gyro_bias=np.array([0.002, -0.001, 0.0015]))      # alignment
+    assert est.running
+    run(world, est, 10.0, rng=rng, gyro_bias=np.array([0.002, -0.001, 0.0015]))
+    e = est.estimate()
+    assert np.linalg.norm(e.position - world.p) < 0.005
+    assert np.linalg.norm(e.velocity_world) < 0.01
+    yaw_err = math.degrees(abs(math.atan2((e.R @ [1, 0, 0])[1], (e.R @ [1, 0, 0])[0]) - 0.7))
+    assert yaw_err < 0.2                               # the bias was measured during the alignment
+    assert e.pose_covariance.shape == (6, 6) and np.all(np.linalg.eigvalsh(e.pose_covariance) >= -1e-12)
+
+
+def test_translating_pelvis_is_tracked_by_leg_odometry():
+    """The pelvis slides forward at 0.2 m/s over fixed contacts: position from kinematics, not from integrating the
+    accelerometer (which sees no acceleration)."""
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = make(world)
+    run(world, est, 0.6)
+
+    def step(w, dt):
+        w.v = np.array([0.2, 0.0, 0.0])
+        w.p = w.p + w.v * dt
+    run(world, est, 5.0, step=step)
+    e = est.estimate()
+    assert abs(e.position[0] - world.p[0]) < 0.01 and abs(world.p[0] - 1.0) < 0.01
+    assert np.allclose(e.velocity_world, [0.2, 0, 0], atol=0.01)
+
+
+def test_swing_contact_does_not_drag_the_estimate():
+    """One contact in swing moves with the body (its world position is not held): the estimate follows the three
+    stance contacts."""
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = make(world)
+    run(world, est, 0.6)
+    stance = np.array([False, True, True, True])
+
+    def step(w, dt):
+        w.v = np.array([0.1, 0.05, 0.0])
+        w.p = w.p + w.v * dt
+        w.c[0] = w.p + R_BODY[0]            # the swing limb travels with the pelvis
+    run(world, est, 3.0, step=step, stance=stance)
+    e = est.estimate()
+    assert np.linalg.norm(e.position[:2] - world.p[:2]) < 0.01
+
+
+def test_bad_input_changes_nothing_and_says_why():
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = make(world)
+    run(world, est, 1.0)
+    before = est.estimate()
+    t = run.t
+    assert not est.update_imu(t + 0.004, [np.nan, 0, 0], [0, 0, G])
+    assert "non-finite" in est.reason
+    assert not est.update_imu(t - 0.1, [0, 0, 0], [0, 0, G])
+    assert "did not advance" in est.reason
+    assert not est.update_joints(t + 0.004, np.full(28, np.inf), Q0, np.ones(4, bool))
+    assert not est.update_joints(t + 0.004, np.zeros(5), Q0, np.ones(4, bool))
+    after = est.estimate()
+    assert np.array_equal(before.position, after.position) and np.array_equal(before.R, after.R)
+    with pytest.raises(ValueError):
+        est.reset([0, 0, np.nan, 0, 0, 0, 1])
+    assert est.running                                   # a refused reset changed nothing
+    # a gap longer than input_timeout_s is not integrated, and the estimate goes stale
+    assert est.estimate(t + 1.0) is None
+    assert not est.update_imu(t + 1.0, [0, 0, 0], [0, 0, G])
+    assert "gap" in est.reason
+
+
+def test_no_estimate_before_alignment_ends():
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = StateEstimator(default_params({"alignment_s": 0.5}), kinematics=world)
+    assert est.estimate() is None and "not initialised" in est.reason
+    est.reset(pose7(world.p, world.R), 0.0)
+    run(world, est, 0.3)
+    assert est.aligning and est.estimate() is None
+    run(world, est, 0.3)
+    assert est.running and est.estimate() is not None
