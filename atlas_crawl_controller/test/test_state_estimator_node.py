@@ -21,7 +21,9 @@ from atlas_description import JOINT_NAMES
 def graph():
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
-    node = StateEstimatorNode(context=ctx)
+    from rclpy.parameter import Parameter
+    # the synthetic pose is not the stance's real pelvis attitude: no flat-ground height measurement here
+    node = StateEstimatorNode(context=ctx, parameter_overrides=[Parameter("leg.height_measurement", value=False)])
     feeder = rclpy.create_node("feeder", context=ctx)
     ex = SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
@@ -57,7 +59,7 @@ def test_node_initialises_aligns_and_publishes_odom(graph):
     gt = PoseStamped()
     gt.pose.position.x, gt.pose.position.y, gt.pose.position.z = 2.0, -1.0, 0.55
     gt.pose.orientation.w = 1.0
-    for k in range(1, 200):                      # 2 s of input at 100 Hz, sent as fast as the graph takes it
+    for k in range(1, 320):                      # 3.2 s of input at 100 Hz (alignment 2 s), as fast as it goes
         t = 10.0 + 0.01 * k
         if k <= 3:
             pub_gt.publish(_stamp(gt, t))
@@ -78,7 +80,7 @@ def test_node_initialises_aligns_and_publishes_odom(graph):
     n = node.rejected
     bad = Imu()
     bad.angular_velocity.x = float("nan")
-    pub_imu.publish(_stamp(bad, 12.5))
+    pub_imu.publish(_stamp(bad, 13.5))
     t_wait = time.monotonic() + 5
     while node.rejected == n and time.monotonic() < t_wait:
         time.sleep(0.02)

@@ -6,11 +6,11 @@
         [--json out.json]
 
 Each run plays the key-frame gait (the same protocol as atlas_crawl_eval.run_trials: start pose with seeded joint
-noise, 2.5 s rest, N cycles, 2.5 s rest) in a fresh AtlasSim. The simulated IMU (atlas_crawl_mujoco.sensors,
+noise, 3 s rest, N cycles, 2.5 s rest) in a fresh AtlasSim. The simulated IMU (atlas_crawl_mujoco.sensors,
 defaults of mujoco_sim_node_parameters.yaml) and the joint states feed
 :class:`atlas_crawl_controller.estimation.StateEstimator` offline at ``--imu-rate`` / ``--joint-rate`` (sim time),
 with the gait's planned stance as the contact states (what the controller knows: the gait phase). The estimator is
-initialised 1 s into the first rest with the pelvis position and heading at that instant (the "initial pose") and
+initialised 0.5 s into the first rest with the pelvis position and heading at that instant (the "initial pose") and
 aligns for ``alignment_s``. The gait is open loop here (key-frames do not read the pose), so the two logs share the
 same motion and differ only in what is measured.
 
@@ -74,8 +74,8 @@ def _parse_sets(items) -> dict:
 
 def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, joint_rate_hz: float = 250.0,
         contacts: str = "planned", est_overrides: dict | None = None, noise_overrides: dict | None = None,
-        init_noise_rad: float = 0.01, settle_before_s: float = 2.5, settle_after_s: float = 2.5,
-        init_at_s: float = 1.0, estimator: StateEstimator | None = None) -> EstimatorRun:
+        init_noise_rad: float = 0.01, settle_before_s: float = 3.0, settle_after_s: float = 2.5,
+        init_at_s: float = 0.5, estimator: StateEstimator | None = None) -> EstimatorRun:
     """One key-frame run with the estimator fed offline (see the module doc)."""
     from atlas_crawl_controller import keyframes
     from atlas_crawl_controller.player import KeyframePlayer

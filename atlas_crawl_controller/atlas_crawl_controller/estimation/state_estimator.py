@@ -124,6 +124,7 @@ class StateEstimator:
         self._gyro_sum = np.zeros(3)
         self._accel_sum = np.zeros(3)
         self._n_align = 0
+        self._g_lp: Optional[np.ndarray] = None
         self._t_imu: Optional[float] = None
         self._joints = None            # last (r, ṙ) from valid joint states
         self._omega = np.zeros(3)
@@ -178,6 +179,15 @@ class StateEstimator:
         if self._state == "aligning":
             if self._t_align0 is None:
                 self._t_align0 = t
+            # stillness on the gyro low-passed over ~0.05 s (white noise alone would trip a per-sample test)
+            k = 1.0 if dt is None else min(1.0, dt / 0.05)
+            self._g_lp = g.copy() if self._g_lp is None else self._g_lp + k * (g - self._g_lp)
+            if float(np.linalg.norm(self._g_lp)) > self.params["alignment_still_gyro_rad_per_s"]:
+                # moving (e.g. the jolt of a controller activation): the mean gyro would not be the bias; restart
+                self._t_align0, self._gyro_sum, self._accel_sum, self._n_align = t, np.zeros(3), np.zeros(3), 0
+                self.reason = f"aligning: the robot moves (|gyro| {np.linalg.norm(self._g_lp):.3f} rad/s); " \
+                              "hold it still"
+                return True
             self._gyro_sum += g
             self._accel_sum += a
             self._n_align += 1
