@@ -337,9 +337,12 @@ class CrawlControllerCore:
                 k = int(np.flatnonzero(out)[0])
                 return False, (f"target {vals[k]:.4f} rad for {names[k]} outside its limits "
                                f"[{lo[k]:.4f}, {hi[k]:.4f}] by more than {tol} rad"), None
+            stance = np.asarray(list(getattr(ref, "stance", (True,) * 4)), bool)
+            if stance.shape != (4,):
+                return False, "stance must have 4 entries", None
             return True, "", Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=idx,
                                        joint_positions_rad=np.clip(vals, self.lower[idx], self.upper[idx]),
-                                       duration_s=T, sender=sender)
+                                       duration_s=T, sender=sender, stance=stance)
         # Cartesian
         if self._solver is None or self._contact_fk is None:
             return False, ("Cartesian references need the IIK solver, which is not plugged into this controller "

@@ -224,3 +224,18 @@ def test_foreign_sender_refused_while_owner_motion_runs():
     assert not c.set_reference(other)[0]
     t, q, _ = run(c, q, t, 1.5)            # lease over
     assert c.set_reference(other)[0]
+
+
+def test_expected_stance_follows_the_running_reference():
+    """The gait phase's expected contacts (state estimator prior): a key-frame reference's stance once it starts."""
+    c = make()
+    assert c.expected_stance.tolist() == [True] * 4
+    ok, why = c.set_reference(Reference(mode=Mode.KEYFRAME, sequence_id=1, joint_positions_rad=MID.copy(),
+                                        duration_s=0.2, stance=[False, True, True, True]))
+    assert ok, why
+    assert c.expected_stance.tolist() == [True] * 4          # queued, not started
+    run(c, MID, 0.0, 0.01)
+    assert c.expected_stance.tolist() == [False, True, True, True]
+    ok, why = c.set_reference(Reference(mode=Mode.KEYFRAME, sequence_id=2, joint_positions_rad=MID.copy(),
+                                        duration_s=0.2, stance=[True, False]))
+    assert not ok and "stance" in why
