@@ -78,9 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--params-file", default=None, help="ROS 2 parameter file (default: the bringup config)")
     ap.add_argument("--method", default="fusion", choices=["fusion", "height", "velocity", "effort"],
                     help="contact inference method")
-    ap.add_argument("--pose-source", default="ground_truth", choices=["ground_truth", "estimate"],
-                    help="pelvis pose the controller, sequencer and contact inference read: the simulator's ground "
-                         "truth or the state estimate (IMU + leg kinematics; /odom)")
+    ap.add_argument("--pose-source", default="estimate", choices=["estimate", "ground_truth"],
+                    help="pelvis pose the controller, sequencer and contact inference read: the state estimate "
+                         "(IMU + leg kinematics; /odom; default) or the simulator's ground truth (for comparison)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

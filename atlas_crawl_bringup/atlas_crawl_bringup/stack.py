@@ -116,7 +116,7 @@ class Stack:
 
     def __init__(self, sim_overrides: Optional[dict] = None, node_params: Optional[Dict[str, dict]] = None,
                  activate: bool = True, isolate: bool = True, use_sim_time: bool = True,
-                 params_file: Optional[str] = None, pose_source: str = "ground_truth"):
+                 params_file: Optional[str] = None, pose_source: str = "estimate"):
         if isolate:
             isolate_ros_domain()
         self.context = rclpy.Context()
@@ -194,7 +194,8 @@ class Stack:
 
     def reset_sim(self, timeout_s: float = 30.0) -> bool:
         """A fresh trial through the graph's own ``/sim/reset`` service (the robot back in its initial pose; the
-        graph keeps running). True when the service answered success."""
+        graph keeps running). True when the service answered success (and, on the estimate, once the re-initialised
+        estimator has aligned again: ``alignment_s`` of stillness)."""
         from std_srvs.srv import Trigger
         cli = self.manager.create_client(Trigger, "/sim/reset")
         try:
@@ -203,9 +204,15 @@ class Stack:
             fut = cli.call_async(Trigger.Request())
             ev = threading.Event()
             fut.add_done_callback(lambda _f: ev.set())
-            return ev.wait(timeout_s) and bool(fut.result().success)
+            ok = ev.wait(timeout_s) and bool(fut.result().success)
         finally:
             self.manager.destroy_client(cli)
+        if ok and self.pose_source == "estimate":   # no pose until the re-initialised estimator has aligned
+            t_end = time.monotonic() + timeout_s
+            while not self.sim.estimator.running and time.monotonic() < t_end:
+                time.sleep(0.02)
+            ok = self.sim.estimator.running
+        return ok
 
     def wait_inputs_settled(self, quiet_s: float = 0.5, timeout_s: float = 20.0) -> bool:
         """Wait until no node has rejected an input for ``quiet_s`` (wall): bad messages still queued somewhere in

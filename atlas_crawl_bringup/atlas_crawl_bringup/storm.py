@@ -187,8 +187,10 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
             + (f"; {'; '.join(res.notes)}" if res.notes else ""))
 
     # -------------------------------------------------------------------------------- issue 11 row 1
+    pose_topic = topics.POSE_ESTIMATE if stack.pose_source == "estimate" else topics.PELVIS_POSE  # what they read
+
     def nan_pose_during_crawl(res):
-        pub = node.create_publisher(PoseStamped, topics.PELVIS_POSE, 10)
+        pub = node.create_publisher(PoseStamped, pose_topic, 10)
         bad = PoseStamped()
         bad.pose.position.x = bad.pose.position.y = bad.pose.position.z = math.nan
         bad.pose.orientation.x = bad.pose.orientation.w = math.nan
@@ -317,7 +319,7 @@ def run_storm(stack, long: bool = False, log: Callable[[str], None] = print) -> 
             refs.append(r)
         refs.append(ControllerReference(sequence_id=3, sender="storm", mode=99, duration_s=1.0))
         per_topic = max(1, n_msgs // 5)
-        for msg_type, topic, msgs in ((PoseStamped, topics.PELVIS_POSE, poses),
+        for msg_type, topic, msgs in ((PoseStamped, pose_topic, poses),
                                       (JointState, topics.JOINT_STATES, jss),
                                       (ControllerStatus, topics.STATUS, sts),
                                       (SupportState, topics.SUPPORT_STATE, sups),

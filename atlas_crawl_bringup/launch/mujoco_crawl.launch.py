@@ -1,7 +1,7 @@
 """Full ROS 2 install: the MuJoCo variant of the atlas_crawl graph as separate processes.
 
     ros2 launch atlas_crawl_bringup mujoco_crawl.launch.py [real_time_factor:=1.0] [contact_method:=height] [rviz:=true]
-        [pose_source:=estimate]
+        [pose_source:=ground_truth]
     ros2 action send_goal /crawl atlas_crawl_msgs/action/Crawl "{cycles: 4}" --feedback
     ros2 param set /contact_inference method velocity
 
@@ -41,9 +41,9 @@ def generate_launch_description():
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
         launch.actions.DeclareLaunchArgument(
-            "pose_source", default_value="ground_truth",
-            description="pelvis pose the controller, sequencer and contact inference read: ground_truth | estimate "
-                        "(the state estimator the sim node hosts: IMU + leg kinematics, /odom)"),
+            "pose_source", default_value="estimate",
+            description="pelvis pose the controller, sequencer and contact inference read: estimate (the state "
+                        "estimator the sim node hosts: IMU + leg kinematics, /odom) | ground_truth (for comparison)"),
         sim,
         *crawl_lifecycle_nodes(overrides, method, pose_source),
         *visualisation_nodes(share, atlas_description.urdf_string(), LaunchConfiguration("rviz")),

@@ -73,15 +73,17 @@ def test_stale_pelvis_pose_aborts_goal_with_reason(goals, stack):  # noqa: F811
     from rclpy.parameter import Parameter
     assert stack.sequencer.set_parameters([Parameter("pose_timeout_s", value=0.7)])[0].successful
     slowed = []
+    # the pose the sequencer reads: the estimator's (pose_source estimate) or the ground truth
+    rate = "estimator.publish_rate_hz" if stack.pose_source == "estimate" else "pelvis_pose_rate_hz"
 
     def slow_pose(_fb):
         if not slowed:
-            slowed.append(stack.sim.set_parameters([Parameter("pelvis_pose_rate_hz", value=1.0)])[0].successful)
+            slowed.append(stack.sim.set_parameters([Parameter(rate, value=1.0)])[0].successful)
         return False
     try:
         rec = goals.run("crawl", {"cycles": 2}, result_timeout_s=120, cancel_when=slow_pose)
     finally:
-        stack.sim.set_parameters([Parameter("pelvis_pose_rate_hz", value=100.0)])
+        stack.sim.set_parameters([Parameter(rate, value=100.0)])
         stack.sequencer.set_parameters([Parameter("pose_timeout_s", value=2.0)])
     assert slowed == [True]
     assert rec.status == "aborted" and "stale pelvis pose" in rec.result.reason, (rec.status, rec.result)

@@ -306,6 +306,6 @@ def test_live_cli_end_to_end_writes_its_outputs(live_stack, tmp_path):
     out = tmp_path / "cli"
     rc = gt.main(["crawl", "{cycles: 1}", "--out", str(out), "--no-feedback",
                   "--settle-before", "0.5", "--settle-after", "0.5", "--timeout", "300"])
-    assert rc == 0
+    assert rc == 0, (out / "result.yaml").read_text(encoding="utf-8") if (out / "result.yaml").exists() else rc
     res = yaml.safe_load((out / "result.yaml").read_text(encoding="utf-8"))
     assert res["status"] == "succeeded" and res["goal"] == {"cycles": 1}
