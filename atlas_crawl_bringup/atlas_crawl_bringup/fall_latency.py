@@ -5,8 +5,8 @@
 Brings the embedded graph up (MuJoCo + controller + contact inference + gait sequencer, one process).  Per push
 (seeded): ``/sim/reset``, a Crawl{cycles: 4} goal through a real action client, and a sideways pelvis push of
 ``--impulse`` N·s (left or right) at a random time in its first two cycles.  For every push that tips the robot
-over it compares the gait sequencer's fall flag (FallDetector on ``/atlas/pelvis_pose``, samples taken at their
-stamps) with the simulator's own fall onset (the same detector on ground truth), reports when the goal was aborted
+over it compares the gait sequencer's fall flag (FallDetector on the pose it reads: the state estimate by default,
+``--pose-source ground_truth`` for ``/atlas/pelvis_pose``; samples taken at their stamps) with the simulator's own fall onset (the same detector on ground truth), reports when the goal was aborted
 (sequencer clock: includes the graph's message and executor delays, which grow with the machine's load) and checks
 it ABORTED with "fell: ...".  Exit status 0 when every fall was flagged within 100 ms and every fallen goal aborted
 with "fell".
@@ -28,6 +28,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pushes", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--impulse", type=float, default=120.0, help="[N·s] sideways push")
+    ap.add_argument("--pose-source", default="estimate", choices=["estimate", "ground_truth"])
     ap.add_argument("--rtf", type=float, default=1.0,
                     help="simulator real-time factor (0 = as fast as possible: the graph's processing delays then "
                          "count several times over in sim time)")
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
 
     from .stack import Stack
     rng = np.random.default_rng(a.seed)
-    stack = Stack(node_params={"mujoco_sim": {"real_time_factor": a.rtf}})
+    stack = Stack(node_params={"mujoco_sim": {"real_time_factor": a.rtf}}, pose_source=a.pose_source)
     lat, react, rows = [], [], []
     try:
         node = stack.create_node("fall_latency_client")
@@ -50,10 +51,8 @@ def main(argv=None) -> int:
         if not gc.wait_for_servers(20.0) or not reset.wait_for_service(timeout_sec=20.0):
             raise RuntimeError("graph not available")
         for i in range(a.pushes):
-            fut = reset.call_async(Trigger.Request())
-            w = time.monotonic()
-            while not fut.done() and time.monotonic() - w < 20:
-                time.sleep(0.01)
+            if not stack.reset_sim(20.0):                           # (on the estimate: until it has aligned)
+                raise RuntimeError("/sim/reset failed")
             if not stack.wait_sim_time(1.5):                        # settle; the sequencer's flag clears
                 raise RuntimeError("sim time stalled")
             t_push = float(rng.uniform(0.3, 9.0))

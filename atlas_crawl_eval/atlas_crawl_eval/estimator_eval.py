@@ -75,7 +75,8 @@ def _parse_sets(items) -> dict:
 def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, joint_rate_hz: float = 250.0,
         contacts: str = "planned", est_overrides: dict | None = None, noise_overrides: dict | None = None,
         init_noise_rad: float = 0.01, settle_before_s: float = 3.0, settle_after_s: float = 2.5,
-        init_at_s: float = 0.5, estimator: StateEstimator | None = None) -> EstimatorRun:
+        init_at_s: float = 0.5, estimator: StateEstimator | None = None, scene: str | None = None,
+        map_rate_hz: float = 2.0) -> EstimatorRun:
     """One key-frame run with the estimator fed offline (see the module doc)."""
     from atlas_crawl_controller import keyframes
     from atlas_crawl_controller.player import KeyframePlayer
@@ -86,8 +87,11 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
 
     name, reverse = resolve_script(behaviour)
     script = keyframes.load_script(name)
-    sim = AtlasSim(seed=seed)
+    from atlas_crawl_controller.height_map import HeightMap
+    from atlas_crawl_mujoco.height_map import sample_height_map
+    sim = AtlasSim(params={"scene": scene} if scene else None, seed=seed)
     noise = SensorNoise(noise_overrides, seed=seed)
+    n_map = max(1, int(round(1.0 / (map_rate_hz * sim.dt))))
     est = estimator or StateEstimator(default_params(est_overrides))
     pose = getattr(script, "start_pose", None)
     if pose:
@@ -122,6 +126,9 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
             st = {"planned": stance, "ground_truth": sim.limb_contacts()[0], "all": np.ones(4, bool)}[contacts]
             if not est.update_joints(t, qn, qdn, st) and est.reason and est.reason not in reasons:
                 reasons.append(est.reason)
+        if k % n_map == 0:        # the height map the sim node publishes (ground truth standing in for a lidar map)
+            h, origin = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
+            est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], origin[0], origin[1], h.ravel()))
         if k % n_imu == 0:
             g, a = noise.imu(t, *sim.imu_true(), n_imu * dt)
             if not est.update_imu(t, g, a) and est.reason and est.reason not in reasons:
@@ -261,6 +268,7 @@ def main(argv=None) -> int:
     ap.add_argument("--contacts", choices=["planned", "ground_truth", "all"], default="planned")
     ap.add_argument("--set", nargs="*", default=[], help="estimator parameter overrides name=value")
     ap.add_argument("--noise", nargs="*", default=[], help="sensor noise overrides (imu.*, joint_noise.*)")
+    ap.add_argument("--scene", default=None, help="terrain scene (atlas_crawl_mujoco/config/scenes, or a file)")
     ap.add_argument("--json", default=None, help="write the figures as JSON")
     a = ap.parse_args(argv)
     est_over, noise_over = _parse_sets(a.set), _parse_sets(a.noise)
@@ -268,7 +276,7 @@ def main(argv=None) -> int:
     for beh in a.behaviours:
         cyc = a.turn_cycles if beh in metrics.TURN_BEHAVIOURS else a.cycles
         r = run(beh, cyc, seed=a.seed, imu_rate_hz=a.imu_rate, joint_rate_hz=a.joint_rate, contacts=a.contacts,
-                est_overrides=est_over, noise_overrides=noise_over)
+                est_overrides=est_over, noise_overrides=noise_over, scene=a.scene)
         d = drift_figures(r)
         cmp_ = metric_comparison(r)
         fell = bool(r.gt.meta_fell)

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from . import params as params_mod
-from .graph_trial import behaviour_of, compute_metrics, run_graph_trial, trial_log_from_recording
+from .graph_trial import behaviour_of, compute_metrics, phase_time_s, run_graph_trial, trial_log_from_recording
 
 KEYS = {"crawl": ("velocity_m_s", "distance_per_gait_m", "drift_per_gait_m", "turn_per_gait_deg"),
         "turn": ("turn_per_cycle_deg", "time_per_circle_s", "radius_m", "drift_per_circle_m")}
@@ -56,6 +56,7 @@ def run_one(kind: str, goal_text: str, pose_source: str, timeout_s: float = 900.
             behaviour = behaviour_of(kind, goal)
             log, _notes = trial_log_from_recording(out.recording)
             res["metrics"] = compute_metrics(log, behaviour, prm["heading_source"])
+            res["phase_time_s"] = phase_time_s(out.recording)
             from .metrics import smooth
             xy = smooth(log.pelvis_pos_m[:, :2])        # thesis §4.1.3 smoothing, as estimator_eval
             res["path_m"] = float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1)))
@@ -98,6 +99,11 @@ def main(argv=None) -> int:
             print(f"  {ps}: {st.count('succeeded')}/{len(rs)} succeeded, {falls} fell, wall "
                   f"{sum(r['wall_s'] for r in rs):.0f} s" + "".join(f"; {r['reason']}" for r in rs if r["reason"]))
             ok &= st.count("succeeded") == len(rs) and falls == 0
+            ph = [r.get("phase_time_s", {}) for r in rs]
+            kinds = sorted({k for p in ph for k in p})
+            if kinds:
+                print("    sim time per feedback phase, mean [s]: " + ", ".join(
+                    f"{k} {np.mean([p.get(k, 0.0) for p in ph]):.2f}" for k in kinds))
         g = [r for r in runs["ground_truth"] if "metrics" in r]
         e = [r for r in runs["estimate"] if "metrics" in r]
         if g and e:

@@ -50,6 +50,7 @@ from std_srvs.srv import Trigger
 from atlas_crawl_controller import contact_inference as ci
 from atlas_crawl_controller.controller_core import CrawlControllerCore, State
 from atlas_crawl_controller.fall_detector import FallDetector
+from atlas_crawl_controller.height_map import HeightMap as HeightMapView
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
 from atlas_crawl_controller.estimation import StateEstimator
 from atlas_crawl_controller.estimation.state_estimator import PARAMETER_FILE as ESTIMATOR_PARAMETER_FILE
@@ -395,6 +396,9 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         msg.origin_x_m, msg.origin_y_m = (float(v) for v in origin)
         msg.heights_m = h.ravel().tolist()
         self.pub_hmap.publish(msg)
+        # the same map for the hosted estimator's contact heights (leg.ground_height_source map)
+        self.estimator.set_ground_map(HeightMapView.from_fields(
+            self.sim_time(), msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m, msg.origin_y_m, h.ravel()))
 
     def _publish_pose(self, stamp):
         pos, q = self.sim.pelvis_pose()  # wxyz

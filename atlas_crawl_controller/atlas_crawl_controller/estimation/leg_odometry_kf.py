@@ -105,9 +105,11 @@ class LegOdometryKF:
         return w
 
     def update(self, R: np.ndarray, r_body: np.ndarray, rdot_body: np.ndarray, omega_body: np.ndarray,
-               stance_weight: np.ndarray, height_weight: np.ndarray | None = None) -> None:
+               stance_weight: np.ndarray, height_weight: np.ndarray | None = None,
+               ground_z: np.ndarray | None = None) -> None:
         """One kinematic update (see the module doc). ``stance_weight`` (4,) in [0, 1]: 1 = full stance trust;
-        ``height_weight`` (4,) for the height measurement (default: stance_weight)."""
+        ``height_weight`` (4,) for the height measurement (default: stance_weight); ``ground_z`` (4,) the ground
+        height under each contact (default: the flat ``ground_height_m``; NaN: no height measurement there)."""
         pr = self.p
         use_h = bool(pr["height_measurement"])
         hw = stance_weight if height_weight is None else height_weight
@@ -129,7 +131,11 @@ class LegOdometryKF:
             rdiag[rows] = (pr["kinematic_velocity_noise_m_per_s"] * scale) ** 2
             if use_h:
                 j = 24 + i
-                z[j] = pr["ground_height_m"] + pr["contact_height_offset_m"]
+                g = pr["ground_height_m"] if ground_z is None else float(ground_z[i])
+                if not np.isfinite(g):
+                    rdiag[j] = 1.0          # an empty row (H = 0, z = 0): no information
+                    continue
+                z[j] = g + pr["contact_height_offset_m"]
                 H[j, 8 + 3 * i] = 1.0
                 kh = float(np.clip(hw[i], 0.0, 1.0))
                 rdiag[j] = (pr["contact_height_noise_m"] * (kh + (1.0 - kh) * pr["swing_noise_scale"])) ** 2

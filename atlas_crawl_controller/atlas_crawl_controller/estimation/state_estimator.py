@@ -74,6 +74,8 @@ class StateEstimator:
         self.reason = "not initialised: no initial pose"
         self._state = "uninitialised"    # uninitialised | aligning | running
         self._make_filters()
+        self._map = None
+        self.map_reason = ""
 
     # ------------------------------------------------------------------ parameters
     def _make_filters(self) -> None:
@@ -236,10 +238,28 @@ class StateEstimator:
         used = self.leg.slip_gate(R, r, rd, self._omega, self._weight)
         for i in np.flatnonzero((used > 0) & ((self._used <= 0) | switched)):
             self.leg.anchor(int(i), R @ r[i])       # touchdown, end of a slip or a new lowest point
-        self.leg.update(R, r, rd, self._omega, used, height_weight=self._weight)
+        self.leg.update(R, r, rd, self._omega, used, height_weight=self._weight, ground_z=self._ground_z(t))
         self._used = used
         self.joints_accepted += 1
         return True
+
+    def set_ground_map(self, height_map) -> None:
+        """The ground under the robot for the contact-height measurement (``leg.ground_height_source`` map): any
+        object with ``height_at(x, y)`` (NaN off the map) and ``stamp_s``, e.g. a received
+        :class:`atlas_crawl_controller.height_map.HeightMap`. None forgets it."""
+        self._map = height_map
+
+    def _ground_z(self, t: Optional[float]):
+        """(4,) ground heights under the contacts' estimated positions, or None for the flat ground_height_m."""
+        if self.params["leg.ground_height_source"] != "map":
+            return None
+        m = getattr(self, "_map", None)
+        if m is None or t is None or t - m.stamp_s > self.params["leg.ground_map_max_age_s"]:
+            self.map_reason = "no fresh height map: contact heights not measured (z drifts)"
+            return np.full(4, np.nan)
+        self.map_reason = ""
+        c = self.leg.contacts
+        return np.array([m.height_at(float(c[i, 0]), float(c[i, 1])) for i in range(4)])
 
     def _update_weights(self, t: float) -> None:
         ramp = self.params["leg.touchdown_settle_s"]

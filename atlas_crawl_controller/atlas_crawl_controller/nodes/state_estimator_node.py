@@ -3,7 +3,8 @@
 A thin adapter around :class:`atlas_crawl_controller.estimation.StateEstimator` (attitude EKF + leg-kinematics
 Kalman filter, issue 14 §1); the numerics live there and are tested without ROS.
 
-* in: ``/atlas/imu`` (sensor_msgs/Imu, frame pelvis), ``/joint_states`` (any joint order, by name), and the stance
+* in: ``/atlas/imu`` (sensor_msgs/Imu, frame pelvis), ``/joint_states`` (any joint order, by name),
+  ``/atlas/height_map`` (the ground under the contacts), and the stance
   per ``contacts.source``: ``reference`` (``/crawl_controller/reference``: the gait phase's stance; a hold: all
   four), ``support_state`` (contact inference) or ``all``;
 * out: ``/odom`` (nav_msgs/Odometry, ``odom`` → ``pelvis``, covariances), ``/state_estimator/pelvis_pose``
@@ -23,7 +24,7 @@ import threading
 from typing import Optional
 
 import numpy as np
-from atlas_crawl_msgs.msg import ControllerReference, SupportState
+from atlas_crawl_msgs.msg import ControllerReference, HeightMap, SupportState
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, TransformStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -32,6 +33,7 @@ from std_srvs.srv import Trigger
 
 from ..estimation import StateEstimator
 from ..estimation.state_estimator import PARAMETER_FILE
+from ..height_map import HeightMap as HeightMapView, HeightMapError
 from ..parameters import load_parameter_file
 from atlas_description import JOINT_INDEX
 from . import topics
@@ -90,6 +92,7 @@ class StateEstimatorNode(GuardedNodeMixin, Node):
         self.create_subscription(SupportState, topics.SUPPORT_STATE, self._on_support, 10)
         self.create_subscription(PoseWithCovarianceStamped, "/initialpose", self._on_initialpose, 1)
         self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_ground_truth, 1)
+        self.create_subscription(HeightMap, topics.HEIGHT_MAP, self._on_height_map, 2)
         self.create_service(Trigger, topics.ESTIMATOR_RESET, self._on_reset)
 
     # ------------------------------------------------------------------ parameters
@@ -143,6 +146,16 @@ class StateEstimatorNode(GuardedNodeMixin, Node):
         return response
 
     # ------------------------------------------------------------------ inputs
+    def _on_height_map(self, msg: HeightMap):
+        try:
+            hm = HeightMapView.from_fields(_t(msg.header.stamp), msg.resolution_m, msg.size_x, msg.size_y,
+                                           msg.origin_x_m, msg.origin_y_m, msg.heights_m)
+        except HeightMapError as e:
+            self.reject_input(topics.HEIGHT_MAP, str(e))
+            return
+        with self._lock:
+            self.est.set_ground_map(hm)
+
     def _on_reference(self, msg: ControllerReference):
         if self.params["contacts.source"] == "reference":
             self._stance = np.ones(4, bool) if msg.mode == ControllerReference.MODE_HOLD else \
