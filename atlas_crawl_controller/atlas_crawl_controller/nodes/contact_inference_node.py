@@ -1,9 +1,11 @@
-"""contact_inference lifecycle node: /joint_states + /atlas/pelvis_pose → /support_state (atlas_crawl_msgs/SupportState).
+"""contact_inference lifecycle node: /joint_states + /atlas/pelvis_pose (+ /atlas/reference) → /atlas/support_state.
 
 Contact-point and CoM positions come from our forward kinematics (atlas_crawl_kinematics.RobotModel on the URDF)
-placed in the world with the pelvis pose; the estimator (height / velocity / effort, parameter ``method``) decides
-stance per limb; the support polygon, CoM projection and margin are computed in the world frame (z along gravity,
-so the margin equals the one in the spatial frame).
+placed in the world with the pelvis pose; the estimator (fusion / height / velocity / effort, parameter ``method``)
+decides stance per limb; the support polygon, CoM projection and margin are computed in the world frame (z along
+gravity, so the margin equals the one in the spatial frame). The fusion's measurements (clearance, contact-point
+speed, joint-torque force) come from ``contact_inference.ContactEvidence``; its gait-phase prior is the stance of
+the reference being executed (ControllerReference.stance; a hold: all four).
 
 Lifecycle contract:
 
@@ -39,6 +41,14 @@ METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.ME
                "effort": ContactState.METHOD_EFFORT, "fusion": ContactState.METHOD_FUSION}
 
 
+_EVIDENCE_KEYS = ("ground_height_m", "fusion.speed_filter_tau_s", "fusion.torque_noise_nm", "fusion.force_prior_std_n",
+                  "fusion.force_time_constant_s")
+
+
+def _evidence_changed(old, new) -> bool:
+    return any(old[k] != new[k] for k in _EVIDENCE_KEYS)
+
+
 def _pset():
     ps = load_parameter_file(ci.PARAMETER_FILE)
     from ..parameters import ParameterSpec
@@ -58,6 +68,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
         self._active = False
         self._estimator: Optional[ci.ContactInference] = None
         self._model = None
+        self._urdf = None
         self._pub = None
         self._subs = []
         self._timer = None
@@ -65,7 +76,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
         self._pose = None
         self._js_wall = 0.0
         self._pose_wall = 0.0
-        self._clearance = None
+        self._evidence = None
         self._expected = None     # (4,) bool: the running reference's stance (gait-phase prior); None = no prior
         self.published = 0
 
@@ -75,9 +86,16 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             if new["robot_description"] != self.params["robot_description"] and self._model is not None:
                 return "robot_description can only change while unconfigured (cleanup, set, configure)"
             if self._estimator is not None:
+                try:
+                    evidence = ci.make_evidence(new, self._model, self._urdf) if _evidence_changed(
+                        self.params, new) else None
+                except (ValueError, KeyError) as e:
+                    return str(e)
                 reason = self._estimator.set_params(new)
                 if reason:
                     return reason
+                if evidence is not None:
+                    self._evidence = evidence
             else:
                 reason = ci.ContactInference(self.params).set_params(new)
                 if reason:
@@ -103,10 +121,9 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             except Exception as e:
                 self.get_logger().error(f"configure failed: cannot build the robot model: {e}")
                 return TransitionCallbackReturn.FAILURE
-            from atlas_crawl_kinematics.clearance import LimbClearance
-            from atlas_description import LIMB_LINKS
             self._model = model
-            self._clearance = LimbClearance(model, urdf, LIMB_LINKS)
+            self._urdf = urdf
+            self._evidence = ci.make_evidence(self.params, model, urdf)
             self._estimator = ci.ContactInference(self.params)
             self._pub = self.create_lifecycle_publisher(SupportState, topics.SUPPORT_STATE, 10)
             self._subs = [
@@ -124,6 +141,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         with self._lock:
             self._estimator.reset()
+            self._evidence.reset()
             self._active = True
         return super().on_activate(state)
 
@@ -140,7 +158,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             self.destroy_lifecycle_publisher(self._pub)
             self._pub = None
         self._model = None
-        self._clearance = None
+        self._evidence = None
         self._expected = None
         self._estimator = None
         self._js = self._pose = None
@@ -171,17 +189,11 @@ class ContactInferenceNode(ReleasingLifecycleNode):
 
     def positions_world(self, q_team: np.ndarray, pose7: np.ndarray):
         """(contact points (4,3), CoM (3,)) in the world from team-order joints and the pelvis pose."""
-        pts, com, _clear = self.positions_and_clearance(q_team, pose7)
-        return pts, com
-
-    def positions_and_clearance(self, q_team: np.ndarray, pose7: np.ndarray):
-        """(contact points (4,3), CoM (3,), limb clearance above the ground (4,)) from joints and the pelvis pose."""
         k = self._model.forward(q_team)   # RobotModel's default joint order is the team order
         P = k.positions(list(CONTACT_FRAMES))
         c = k.com()
         R = quat_xyzw_to_R(pose7[3:7])
-        clear = self._clearance.clearance(k, R, pose7[:3], self.params["ground_height_m"])[0]
-        return (R @ P.T).T + pose7[:3], R @ c + pose7[:3], clear
+        return (R @ P.T).T + pose7[:3], R @ c + pose7[:3]
 
     def _on_timer(self):
         if not self._active or self._pub is None:
@@ -202,14 +214,19 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                     if have_eff:
                         eff[j] = js.effort[i]
             pose7 = pose_msg_to_array(pose.pose)
-            pts, com, clear = self.positions_and_clearance(q, pose7)
+            pts, com = self.positions_world(q, pose7)
             t = js.header.stamp.sec + js.header.stamp.nanosec * 1e-9
             with self._lock:
-                if self._estimator is None:
+                if self._estimator is None or self._evidence is None:
                     return
-                est = self._estimator.update(t, pts, eff if have_eff else None, clearance=clear,
-                                             expected=self._expected)
+                ev = self._evidence.update(t, q, pose7, eff if have_eff else None)
+                est = self._estimator.update(t, pts, eff if have_eff else None, clearance=ev.clearance,
+                                             expected=self._expected, speed=ev.speed, force=ev.force,
+                                             force_var=ev.force_var)
                 min_margin = self.params["min_margin_m"]
+            why = ev.reasons + est.reasons
+            if why:
+                self.get_logger().warning("contact inference held: " + "; ".join(why), throttle_duration_sec=1.0)
             sup = ci.support_from_contacts(est.in_contact, pts, com, min_margin)
             msg = support_to_msg(est.in_contact, est.confidence, METHOD_CODE[est.method], pts, sup.polygon_xy,
                                  sup.com_xy, sup.margin_m, sup.statically_stable, topics.WORLD_FRAME,
