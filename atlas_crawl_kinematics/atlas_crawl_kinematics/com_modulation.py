@@ -32,17 +32,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from atlas_description import CONTACT_FRAMES
 
-from .cartesian_gait import margin_point
+from . import iik_fast
+from .cartesian_gait import _chebyshev, margin_point
 from .iik import IIKParams, IIKResult, IIKSolver, InvalidTargetError
+from .iik_fast import _njit
 from .model import RobotModel
 from .support import stability_margin, support_polygon
 
-__all__ = ["CoMModulatedIIK", "ModulationResult", "ROOT_CHOICES", "DIAGONAL", "support_centroid", "small_hull"]
+__all__ = ["CoMModulatedIIK", "ModulationResult", "ROOT_CHOICES", "DIAGONAL", "support_centroid", "small_hull",
+           "fast_margin_point"]
 
 ROOT_CHOICES = ("floating",) + CONTACT_FRAMES
 #: diagonal partner of each contact (LW↔RK, RW↔LK)
 DIAGONAL = {0: 3, 3: 0, 1: 2, 2: 1}
 PELVIS_FRAME = "pelvis"
+_NO_FRAMES = np.zeros(0, dtype=np.int64)
 
 
 def support_centroid(points_xy: ArrayLike, stance: ArrayLike) -> NDArray[np.float64]:
@@ -83,6 +87,169 @@ def small_hull(points_xy: ArrayLike) -> NDArray[np.float64]:
     if len(hull) < 3 or len(set(hull)) != len(hull):
         return support_polygon(p)
     return p[hull].copy()
+
+
+@_njit
+def _dot2(a0, a1, b0, b1):  # pragma: no cover - compiled
+    """Dot product of two 2-vectors (the compiled CoM target agrees with :func:`~.cartesian_gait.margin_point` to
+    ~1e-15 m; numpy's BLAS may fuse a multiply-add, so not always in the last bit)."""
+    return a0 * b0 + a1 * b1
+
+
+#: candidate fractions of :func:`~.cartesian_gait.margin_point` (its default ``n = 61``)
+_TS = np.linspace(0.0, 1.0, 61)
+
+
+@_njit
+def _poly_margin(px, py, poly):  # pragma: no cover - compiled
+    """:func:`~.support.stability_margin` of a point in a CCW convex polygon (k ≥ 3, already validated), the same
+    arithmetic: inside the smallest signed edge distance, outside minus the distance to the nearest edge segment."""
+    k = poly.shape[0]
+    dmin = np.inf
+    inside = True
+    for i in range(k):
+        j = (i + 1) % k
+        e0 = poly[j, 0] - poly[i, 0]
+        e1 = poly[j, 1] - poly[i, 1]
+        ln = np.sqrt(e0 * e0 + e1 * e1)
+        d = (px - poly[i, 0]) * (-e1 / ln) + (py - poly[i, 1]) * (e0 / ln)
+        if d < 0.0:
+            inside = False
+        if d < dmin:
+            dmin = d
+    if inside:
+        return dmin
+    best = np.inf
+    for i in range(k):
+        j = (i + 1) % k
+        ab0 = poly[j, 0] - poly[i, 0]
+        ab1 = poly[j, 1] - poly[i, 1]
+        den = _dot2(ab0, ab1, ab0, ab1)
+        t = 0.0
+        if den != 0.0:
+            t = _dot2(px - poly[i, 0], py - poly[i, 1], ab0, ab1) / den
+            t = min(max(t, 0.0), 1.0)
+        r0 = px - (poly[i, 0] + t * ab0)
+        r1 = py - (poly[i, 1] + t * ab1)
+        dd = np.sqrt(_dot2(r0, r1, r0, r1))
+        if dd < best:
+            best = dd
+    return -best
+
+
+@_njit
+def _margin_point_kernel(start, poly, margin, ts, goal, out):  # pragma: no cover - compiled
+    """:func:`~.cartesian_gait.margin_point` for a CCW convex polygon of k ≥ 3 vertices with the max-margin point
+    ``goal`` given (``goal[0]`` NaN: not known). Returns 0 (``out`` = point, ``out[2]`` = its margin), or 1 when the
+    start lacks the margin and ``goal`` is needed (4+ vertices: the caller's Chebyshev centre)."""
+    sx, sy = start[0], start[1]
+    m0 = _poly_margin(sx, sy, poly)
+    if m0 >= margin:
+        out[0], out[1], out[2] = sx, sy, m0
+        return 0
+    k = poly.shape[0]
+    if np.isnan(goal[0]):
+        if k != 3:
+            return 1
+        # incentre (cartesian_gait.incentre)
+        d0 = poly[1, 0] - poly[2, 0]
+        d1 = poly[1, 1] - poly[2, 1]
+        a = np.sqrt(_dot2(d0, d1, d0, d1))
+        d0 = poly[0, 0] - poly[2, 0]
+        d1 = poly[0, 1] - poly[2, 1]
+        b = np.sqrt(_dot2(d0, d1, d0, d1))
+        d0 = poly[0, 0] - poly[1, 0]
+        d1 = poly[0, 1] - poly[1, 1]
+        c = np.sqrt(_dot2(d0, d1, d0, d1))
+        s = a + b + c
+        if s <= 0:
+            goal[0] = (poly[0, 0] + poly[1, 0] + poly[2, 0]) / 3.0
+            goal[1] = (poly[0, 1] + poly[1, 1] + poly[2, 1]) / 3.0
+        else:
+            goal[0] = (a * poly[0, 0] + b * poly[1, 0] + c * poly[2, 0]) / s
+            goal[1] = (a * poly[0, 1] + b * poly[1, 1] + c * poly[2, 1]) / s
+    g0 = goal[0] - sx
+    g1 = goal[1] - sy
+    for n in range(ts.shape[0]):
+        t = ts[n]
+        cx = sx + t * g0
+        cy = sy + t * g1
+        if margin > 0:
+            ok = True
+            for i in range(k):
+                j = (i + 1) % k
+                e0 = poly[j, 0] - poly[i, 0]
+                e1 = poly[j, 1] - poly[i, 1]
+                ln = np.sqrt(e0 * e0 + e1 * e1)
+                d = (cx - poly[i, 0]) * (-e1 / ln) + (cy - poly[i, 1]) * (e0 / ln)
+                if d < margin:
+                    ok = False
+                    break
+            if ok:
+                out[0], out[1] = cx, cy
+                out[2] = _poly_margin(cx, cy, poly)
+                return 0
+        else:
+            mm = _poly_margin(cx, cy, poly)
+            if mm >= margin:
+                out[0], out[1], out[2] = cx, cy, mm
+                return 0
+    out[0], out[1] = goal[0], goal[1]
+    out[2] = _poly_margin(goal[0], goal[1], poly)
+    return 0
+
+
+def fast_margin_point(start_xy: ArrayLike, support_xy: ArrayLike, margin_m: float) -> NDArray[np.float64]:
+    """:func:`~.cartesian_gait.margin_point` on :func:`small_hull` with the compiled kernel (~10 µs instead of
+    ~1 ms). The hull may start at another vertex than :func:`~.support.support_polygon`'s, which changes the
+    incentre's summation order: the point can differ in the last bit."""
+    start = np.asarray(start_xy, float).reshape(-1)[:2]
+    pts = np.asarray(support_xy, float)[:, :2]
+    poly = small_hull(pts)
+    if not (iik_fast.HAVE_NUMBA and len(poly) >= 3 and np.all(np.isfinite(start)) and _convex_ccw(poly)):
+        return margin_point(start, pts, margin_m, polygon=poly)
+    goal, out = np.full(2, np.nan), np.empty(3)
+    if _margin_point_kernel(start, poly, float(margin_m), _TS, goal, out) == 1:
+        goal[:] = _chebyshev(poly)
+        _margin_point_kernel(start, poly, float(margin_m), _TS, goal, out)
+    return out[:2].copy()
+
+
+@_njit
+def _convex_ccw_kernel(poly):  # pragma: no cover - compiled
+    k = poly.shape[0]
+    area2 = 0.0
+    lmax = 0.0
+    for i in range(k):
+        j = (i + 1) % k
+        e0 = poly[j, 0] - poly[i, 0]
+        e1 = poly[j, 1] - poly[i, 1]
+        ln = np.sqrt(e0 * e0 + e1 * e1)
+        if not ln > 0.0:
+            return False
+        lmax = max(lmax, ln)
+        area2 += poly[i, 0] * poly[j, 1] - poly[j, 0] * poly[i, 1]
+    if not area2 > 0.0:
+        return False
+    for i in range(k):
+        j = (i + 1) % k
+        n = (j + 1) % k
+        e0 = poly[j, 0] - poly[i, 0]
+        e1 = poly[j, 1] - poly[i, 1]
+        f0 = poly[n, 0] - poly[j, 0]
+        f1 = poly[n, 1] - poly[j, 1]
+        if e0 * f1 - e1 * f0 < -1e-12 * lmax * lmax:
+            return False
+    return True
+
+
+def _convex_ccw(poly: NDArray) -> bool:
+    """True for a convex CCW polygon with positive area and no repeated consecutive vertex (the polygons
+    :func:`~.support.stability_margin` accepts; its checks, compiled)."""
+    p = np.ascontiguousarray(poly, dtype=float)
+    if p.ndim != 2 or p.shape[0] < 3 or p.shape[1] != 2 or not np.all(np.isfinite(p)):
+        return False
+    return bool(_convex_ccw_kernel(p))
 
 
 @dataclass
@@ -130,6 +297,11 @@ class CoMModulatedIIK:
         self._solvers: dict = {}
         self._hull_key: bytes | None = None
         self._hull = None
+        self._hull_ok = False
+        self._goal = np.full(2, np.nan)      #: max-margin point of the cached hull (NaN: not computed yet)
+        self._out = np.empty(3)
+        self._ct_key: bytes | None = None    #: desired point of the cached CoM target
+        self._ct = None
 
     def solver(self, root: str, with_pelvis: bool) -> IIKSolver:
         key = (root, with_pelvis)
@@ -145,12 +317,29 @@ class CoMModulatedIIK:
     def com_target(self, desired_xy: ArrayLike, support_xy: ArrayLike) -> tuple[NDArray, float]:
         """Margin-respecting CoM target (world xy) and its margin in the support polygon."""
         pts = np.ascontiguousarray(np.asarray(support_xy, float)[:, :2])
+        des = np.asarray(desired_xy, float).reshape(-1)[:2]
         key = pts.tobytes()
         if self._hull_key != key:   # one convex hull per support set (the controller asks twice per solve)
             self._hull_key, self._hull = key, small_hull(pts)
+            self._hull_ok = len(self._hull) >= 3 and _convex_ccw(self._hull)
+            self._goal = np.full(2, np.nan)
+            self._ct_key = None
         poly = self._hull
-        c = margin_point(desired_xy, pts, self.margin_m, polygon=poly)
-        return c, (stability_margin(c, poly) if len(poly) >= 3 else float("nan"))
+        ckey = des.tobytes()
+        if self._ct_key == ckey:    # same support set and desired point as the last call
+            return self._ct[0].copy(), self._ct[1]
+        if iik_fast.HAVE_NUMBA and self._hull_ok and np.all(np.isfinite(des)):
+            # compiled margin_point + stability_margin (same arithmetic; the numpy path costs ~0.3 ms per call)
+            st = _margin_point_kernel(des, poly, self.margin_m, _TS, self._goal, self._out)
+            if st == 1:
+                self._goal[:] = _chebyshev(poly)
+                _margin_point_kernel(des, poly, self.margin_m, _TS, self._goal, self._out)
+            c, mg = self._out[:2].copy(), float(self._out[2])
+        else:
+            c = margin_point(des, pts, self.margin_m, polygon=poly)
+            mg = stability_margin(c, poly) if len(poly) >= 3 else float("nan")
+        self._ct_key, self._ct = ckey, (c.copy(), mg)
+        return c, mg
 
     def solve(self, q: ArrayLike, base_pos: ArrayLike, base_rot: ArrayLike, targets: ArrayLike, stance: ArrayLike,
               com_desired_xy: ArrayLike | None = None, pelvis_target: ArrayLike | None = None,
@@ -178,8 +367,13 @@ class CoMModulatedIIK:
             raise InvalidTargetError(f"root must be one of {ROOT_CHOICES}, got {root!r}")
         if st.sum() < 1:
             raise InvalidTargetError("stance set is empty")
-        k = m.forward(q)
-        com_w = bR @ k.com() + bp
+        fast = root == "floating" and iik_fast.HAVE_NUMBA
+        if fast:   # compiled FK + CoM (~5 µs instead of ~40 µs)
+            k = None
+            com_w = iik_fast.fk_points_com(iik_fast.FastModel.of(m), q, _NO_FRAMES, bp, bR)[1]
+        else:
+            k = m.forward(q)
+            com_w = bR @ k.com() + bp
         c_tgt = None
         pm = float("nan")
         if not modulate and com_desired_xy is not None:
@@ -220,8 +414,12 @@ class CoMModulatedIIK:
             r = s.solve(q, tg_all, weights=weights, com_target=c3, base_pos=bp, base_rot=bR,
                         orientations=orientations)
             root_used = "floating"
-            kq = m.forward(r.q)
-            pred = (r.base_rot @ kq.com() + r.base_pos)[:2]
+            if fast:
+                pred = iik_fast.fk_points_com(iik_fast.FastModel.of(m), r.q, _NO_FRAMES, r.base_pos,
+                                              r.base_rot)[1][:2]
+            else:
+                kq = m.forward(r.q)
+                pred = (r.base_rot @ kq.com() + r.base_pos)[:2]
             nbp, nbR = r.base_pos, r.base_rot
         else:
             li = CONTACT_FRAMES.index(root)

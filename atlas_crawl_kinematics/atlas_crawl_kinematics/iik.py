@@ -49,6 +49,8 @@ __all__ = ["IIKParams", "IIKSolver", "IIKResult", "IIKStatus", "InvalidTargetErr
 #: kernel return NaN with status CONVERGED): coordinates within ±MAX_COORD_M, task weights in [MIN_WEIGHT, MAX_WEIGHT]
 MAX_COORD_M = 1.0e3
 MIN_WEIGHT, MAX_WEIGHT = 1.0e-6, 1.0e6
+_I3 = np.eye(3)
+_ORTHO_TOL = 1e-6 + 1e-5 * _I3   #: np.allclose's atol + rtol·|I|
 
 
 class InvalidTargetError(ValueError):
@@ -224,6 +226,7 @@ class IIKSolver:
         self._root_idx = -1 if self.root is None else int(model.frame_index(self.root))
         self._up_cache: dict = {}
         self._frame_idx = np.array([model.frame_index(f) for f in self.frames], dtype=np.int64)
+        self._o_idx: dict = {}
 
     # ------------------------------------------------------------------ helpers
     def _points(self, k: Kinematics, base_pos, base_rot) -> NDArray:
@@ -302,7 +305,7 @@ class IIKSolver:
             if f not in self.frames and f not in m.frame_names:
                 raise InvalidTargetError(f"unknown orientation frame {f!r}")
             Rm = _finite(R, (3, 3), f"orientation target of {f}")
-            if not np.allclose(Rm.T @ Rm, np.eye(3), atol=1e-6):
+            if not (np.abs(Rm.T @ Rm - _I3) <= _ORTHO_TOL).all():   # = np.allclose(RᵀR, I, atol=1e-6), 10x faster
                 raise InvalidTargetError(f"orientation target of {f} is not a rotation matrix")
             ori[f] = Rm
         c_star = None if com_target is None else _bounded(_finite(com_target, (3,), "com_target"), "com_target")
@@ -438,7 +441,7 @@ class IIKSolver:
         """The same algorithm as the numpy loop, compiled (:mod:`.iik_fast`); CoM as 2 rows (basis ⟂ up)."""
         m = self.model
         if self._fast is None:
-            self._fast = iik_fast.FastModel(m)
+            self._fast = iik_fast.FastModel.of(m)
             self._w_inv_int = np.ascontiguousarray(self.w_inv[m._q_perm])
             self._home_int = np.ascontiguousarray(self.home_q[m._q_perm])
         c_row = c_inv[:-1] if c_star is not None else c_inv  # CoM: 3 entries → 2 rows (contiguous slice)
@@ -463,14 +466,19 @@ class IIKSolver:
         from . import iik_fast_floating
         m = self.model
         if self._fast is None:
-            self._fast = iik_fast.FastModel(m)
+            self._fast = iik_fast.FastModel.of(m)
             self._w_inv_int = np.ascontiguousarray(self.w_inv[m._q_perm])
             self._home_int = np.ascontiguousarray(self.home_q[m._q_perm])
         if getattr(self, "_w_inv_aug", None) is None:
             self._w_inv_aug = np.ascontiguousarray(np.r_[self.w_inv[:6], self.w_inv[6:][m._q_perm]])
         c_row = np.ascontiguousarray(c_inv)
-        o_idx = np.array([m.frame_index(f) for f in ori], dtype=np.int64)
-        o_star = np.ascontiguousarray(np.array(list(ori.values()), dtype=float).reshape(-1, 3, 3))
+        okey = tuple(ori)
+        o_idx = self._o_idx.get(okey)
+        if o_idx is None:
+            o_idx = self._o_idx[okey] = np.array([m.frame_index(f) for f in ori], dtype=np.int64)
+        o_star = np.empty((len(ori), 3, 3))
+        for i, R in enumerate(ori.values()):
+            o_star[i] = R
         qb, bpb, bRb, st, it, errors, com_err, pos_err = iik_fast_floating.solve_fast_floating(
             self._fast, q, bp, bR, x_star, c_row, o_idx, o_star, self.params.orientation_weight_m_per_rad, c_star,
             basis, self._frame_idx, self._w_inv_aug, self._home_int, self.params)

@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover
     HAVE_NUMBA = False
     NUMBA_VERSION = None
 
-__all__ = ["HAVE_NUMBA", "NUMBA_VERSION", "FastModel", "solve_fast"]
+__all__ = ["HAVE_NUMBA", "NUMBA_VERSION", "FastModel", "solve_fast", "fk_points_com"]
 
 
 def _njit(f):
@@ -47,6 +47,15 @@ def _njit(f):
 
 class FastModel:
     """Flat arrays of a :class:`RobotModel` for the kernel (internal = depth-sorted joint order)."""
+
+    @classmethod
+    def of(cls, model) -> "FastModel":
+        """The model's FastModel, built once per RobotModel (a new solver, e.g. the controller core's next tracker,
+        reuses it)."""
+        fm = getattr(model, "_fast_model", None)
+        if fm is None:
+            fm = model._fast_model = cls(model)
+        return fm
 
     def __init__(self, model) -> None:
         nj, nf = model.n_joints, model.n_frames
@@ -74,6 +83,8 @@ class FastModel:
         self.upper = np.ascontiguousarray(model.upper[model._q_perm])
         if np.any(self.par[np.arange(nj)] > np.arange(nj)):  # parents (frame index) precede the child frame i+1
             raise ValueError("internal frame order is not topological")
+        #: work arrays of fk_points_com (R, p, subtree CoM sums)
+        self._ws = (np.empty((nf, 3, 3)), np.empty((nf, 3)), np.empty((nf, 3)))
 
 
 # ----------------------------------------------------------------------------------------------- kernels
@@ -138,6 +149,35 @@ def _subtree_com(R, p, mass, com_local, par, fix_anchor, total_mass, acc):  # pr
     for i in range(nj - 1, -1, -1):
         for a in range(3):
             acc[par[i], a] += acc[i + 1, a]
+
+
+@_njit
+def _fk_points_com(q, eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t, mass, com_local, total_mass, idx,
+                   base_pos, base_R, R, p, acc, out_pts, out_com):  # pragma: no cover - compiled
+    """World points of the frames ``idx`` and the whole-body CoM, ``x = R_b x_pelvis + p_b``."""
+    _fk(q, eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t, R, p)
+    _subtree_com(R, p, mass, com_local, par, fix_anchor, total_mass, acc)
+    for t in range(idx.shape[0]):
+        f = idx[t]
+        for a in range(3):
+            out_pts[t, a] = base_R[a, 0] * p[f, 0] + base_R[a, 1] * p[f, 1] + base_R[a, 2] * p[f, 2] + base_pos[a]
+    for a in range(3):
+        out_com[a] = base_R[a, 0] * acc[0, 0] + base_R[a, 1] * acc[0, 1] + base_R[a, 2] * acc[0, 2] + base_pos[a]
+
+
+def fk_points_com(fm: FastModel, q_pub: NDArray, idx: NDArray, base_pos: NDArray, base_rot: NDArray
+                  ) -> tuple[NDArray, NDArray]:
+    """Compiled forward kinematics for the real-time path (~3 µs instead of ~40 µs for ``RobotModel.forward``):
+    world positions (k, 3) of the frames ``idx`` (frame indices) and the world CoM (3,), for the pelvis pose
+    ``(base_pos, base_rot)``. Same quantities as :meth:`RobotModel.forward` (agree to ~1e-16 m, test)."""
+    ws = fm._ws
+    pts = np.empty((idx.shape[0], 3))
+    com = np.empty(3)
+    _fk_points_com(np.ascontiguousarray(q_pub[fm.perm]), fm.eff_R, fm.eff_t, fm.axis, fm.par, fm.fix_anchor,
+                   fm.fix_R, fm.fix_t, fm.mass, fm.com_local, fm.total_mass, idx,
+                   np.ascontiguousarray(base_pos, dtype=float), np.ascontiguousarray(base_rot, dtype=float),
+                   ws[0], ws[1], ws[2], pts, com)
+    return pts, com
 
 
 @_njit
@@ -262,7 +302,21 @@ def _task(q, fm_eff_R, fm_eff_t, axis, par, fix_anchor, fix_R, fix_t, mass, com_
 @_njit
 def _step(J, e, c_diag, q, w_inv, h_gain, home, exact, limit_passes, lower, upper, dv,
           A, A0, Lw, rhs, y, locked, fixed_dq, e_eff, hw, w):  # pragma: no cover - compiled
+    """One regularised step (see :meth:`IIKSolver._step`). Sparse in J: a row of a contact (orientation) task has
+    non-zeros only in the base columns and the joints of its chain, so every sum runs over the non-zero columns of
+    one row only (the skipped terms are exact zeros: the same sums, term for term, as the dense loops, ~3x fewer
+    flops)."""
     m, nj = J.shape
+    nzc = np.empty((m, nj), dtype=np.int64)   # non-zero columns of each row, ascending
+    nzn = np.empty(m, dtype=np.int64)
+    for r in range(m):
+        n = 0
+        for j in range(nj):
+            if J[r, j] != 0.0:
+                nzc[r, n] = j
+                n += 1
+        nzn[r] = n
+    tmp = np.empty(nj)
     for j in range(nj):
         w[j] = w_inv[j]
         locked[j] = False
@@ -275,8 +329,11 @@ def _step(J, e, c_diag, q, w_inv, h_gain, home, exact, limit_passes, lower, uppe
         tr = 0.0
         for r in range(m):
             for c in range(r + 1):
+                # sum over the non-zero columns of the sparser row (the other terms are 0 · x)
+                a, b = (r, c) if nzn[r] <= nzn[c] else (c, r)
                 s = 0.0
-                for j in range(nj):
+                for t in range(nzn[a]):
+                    j = nzc[a, t]
                     s += J[r, j] * w[j] * J[c, j]
                 A[r, c] = s
                 A[c, r] = s
@@ -288,15 +345,14 @@ def _step(J, e, c_diag, q, w_inv, h_gain, home, exact, limit_passes, lower, uppe
                     A0[r, c] = A[r, c]
                 A0[r, r] += eps
                 s = 0.0
-                for j in range(nj):
+                for t in range(nzn[r]):
+                    j = nzc[r, t]
                     s += J[r, j] * hw[j]
                 rhs[r] = s
             _cholesky_solve(A0, rhs, Lw, y)
+            _jt_y(J, y, nzc, nzn, tmp)
             for j in range(nj):  # nh = hw − W⁻¹Jᵀ y
-                s = 0.0
-                for r in range(m):
-                    s += J[r, j] * y[r]
-                dv[j] = hw[j] - w[j] * s
+                dv[j] = hw[j] - w[j] * tmp[j]
             for r in range(m):
                 A[r, r] += c_diag[r]
                 rhs[r] = e_eff[r]
@@ -304,18 +360,17 @@ def _step(J, e, c_diag, q, w_inv, h_gain, home, exact, limit_passes, lower, uppe
             for r in range(m):
                 A[r, r] += c_diag[r]
                 s = 0.0
-                for j in range(nj):
+                for t in range(nzn[r]):
+                    j = nzc[r, t]
                     s += J[r, j] * hw[j]
                 rhs[r] = e_eff[r] - s
             for j in range(nj):
                 dv[j] = hw[j]
         _cholesky_solve(A, rhs, Lw, y)
+        _jt_y(J, y, nzc, nzn, tmp)
         any_viol = False
         for j in range(nj):
-            s = 0.0
-            for r in range(m):
-                s += J[r, j] * y[r]
-            dv[j] += w[j] * s + fixed_dq[j]
+            dv[j] += w[j] * tmp[j] + fixed_dq[j]
             qn = q[j] + dv[j]
             if (qn < lower[j] or qn > upper[j]) and not locked[j]:
                 any_viol = True
@@ -329,9 +384,22 @@ def _step(J, e, c_diag, q, w_inv, h_gain, home, exact, limit_passes, lower, uppe
                 w[j] = 0.0
         for r in range(m):
             s = 0.0
-            for j in range(nj):
+            for t in range(nzn[r]):
+                j = nzc[r, t]
                 s += J[r, j] * fixed_dq[j]
             e_eff[r] = e[r] - s
+
+
+@_njit
+def _jt_y(J, y, nzc, nzn, out):  # pragma: no cover - compiled
+    """out = Jᵀ y over the non-zeros of J, each sum in ascending row order (as the dense column loop)."""
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+    for r in range(J.shape[0]):
+        yr = y[r]
+        for t in range(nzn[r]):
+            j = nzc[r, t]
+            out[j] += J[r, j] * yr
 
 
 @_njit

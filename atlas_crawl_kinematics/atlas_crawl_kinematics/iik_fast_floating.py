@@ -354,10 +354,13 @@ def solve_fast_floating(fm: iik_fast.FastModel, q0_pub: NDArray, base_pos: NDArr
     nj = fm.nj
     qa = np.zeros(6 + nj)
     qa[6:] = q0_pub[fm.perm]
-    inf = np.full(6, np.inf)
-    lower = np.r_[-inf, fm.lower]
-    upper = np.r_[inf, fm.upper]
-    home = np.r_[np.zeros(6), home_int]
+    aug = getattr(fm, "_floating_aug", None)
+    if aug is None:   # limits with 6 unbounded base entries (constant per model)
+        inf = np.full(6, np.inf)
+        aug = fm._floating_aug = (np.r_[-inf, fm.lower], np.r_[inf, fm.upper])
+    lower, upper = aug
+    home = np.zeros(6 + nj)
+    home[6:] = home_int
     use_com = com_target is not None
     u1, u2 = basis
     c_star = fm.zero3 if com_target is None else com_target

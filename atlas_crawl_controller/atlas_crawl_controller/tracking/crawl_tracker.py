@@ -53,8 +53,16 @@ __all__ = ["CrawlTracker", "SolveRecord", "PARAMETER_FILE", "parameter_set"]
 PARAMETER_FILE = "crawl_tracker_parameters.yaml"
 
 
+_PSET = None
+
+
 def parameter_set():
-    return load_parameter_file(PARAMETER_FILE)
+    """The tracker's gpl parameter set (parsed once per process: a YAML parse costs ~10 ms, and a new tracker is
+    built inside the controller's update when a Cartesian motion starts)."""
+    global _PSET
+    if _PSET is None:
+        _PSET = load_parameter_file(PARAMETER_FILE)
+    return _PSET
 
 
 @dataclass

@@ -28,6 +28,8 @@ class LiftLookahead:
         if self.horizon_s <= 0:
             return used
         ahead = used.copy()
+        stance_at = getattr(plan, "stance_at", None)   # a plan may answer the stance without a full sample
         for dtl in np.linspace(period_s, self.horizon_s, 6):
-            ahead &= plan.sample(min(end_s, t_plan + dtl)).stance
+            t = min(end_s, t_plan + dtl)
+            ahead &= plan.sample(t).stance if stance_at is None else stance_at(t)
         return ahead if ahead.sum() >= 3 else used
