@@ -59,7 +59,7 @@ from atlas_description import JOINT_NAMES
 from atlas_crawl_controller.nodes import topics
 from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
 from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
-from atlas_crawl_controller.nodes.state_estimator_node import odometry_msg
+from atlas_crawl_controller.nodes.state_estimator_node import estimate_msgs
 from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
 
 from .height_map import sample_height_map
@@ -426,12 +426,9 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         if e is None:
             return
         ep = self.est_params
-        od = odometry_msg(e, stamp, ep["estimator.frames.odom_frame"], ep["estimator.frames.base_frame"])
+        od, ps = estimate_msgs(e, stamp, ep["estimator.frames.odom_frame"], ep["estimator.frames.base_frame"],
+                               ep["estimator.frames.pose_frame"])
         self.pub_est_odom.publish(od)
-        ps = PoseStamped()
-        ps.header.stamp = stamp
-        ps.header.frame_id = ep["estimator.frames.pose_frame"]
-        ps.pose = od.pose.pose
         self.pub_est_pose.publish(ps)
 
     def _publish_imu(self, stamp):

@@ -60,6 +60,16 @@ def odometry_msg(e, stamp, odom_frame: str, base_frame: str) -> Odometry:
     return od
 
 
+def estimate_msgs(e, stamp, odom_frame: str, base_frame: str, pose_frame: str):
+    """(nav_msgs/Odometry, the PoseStamped alias) of one :class:`EstimatedState` (every host publishes both)."""
+    od = odometry_msg(e, stamp, odom_frame, base_frame)
+    ps = PoseStamped()
+    ps.header.stamp = stamp
+    ps.header.frame_id = pose_frame
+    ps.pose = od.pose.pose
+    return od, ps
+
+
 class StateEstimatorNode(GuardedNodeMixin, Node):
     """See the module docstring."""
 
@@ -208,12 +218,8 @@ class StateEstimatorNode(GuardedNodeMixin, Node):
     # ------------------------------------------------------------------ output
     def _publish(self, e, stamp) -> None:
         fr = self.params
-        od = odometry_msg(e, stamp, fr["frames.odom_frame"], fr["frames.base_frame"])
+        od, ps = estimate_msgs(e, stamp, fr["frames.odom_frame"], fr["frames.base_frame"], fr["frames.pose_frame"])
         self.pub_odom.publish(od)
-        ps = PoseStamped()
-        ps.header.stamp = stamp
-        ps.header.frame_id = fr["frames.pose_frame"]
-        ps.pose = od.pose.pose
         self.pub_pose.publish(ps)
         if self.pub_tf is not None:
             tf = TransformStamped()
