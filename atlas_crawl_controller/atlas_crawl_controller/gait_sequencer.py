@@ -45,12 +45,15 @@ from .robot_info import JOINT_NAMES, LIMB_NAMES
 __all__ = [
     "PARAMETER_FILE", "parameter_set", "MotionGoal", "Outcome", "TickOutput", "GaitSequencer",
     "validate_crawl", "validate_turn", "validate_roll", "heading_from_quat", "CRAWL", "TURN", "ROLL",
-    "validate_recover", "RECOVER",
+    "validate_recover", "RECOVER", "VELOCITY", "CRAWL_TO", "validate_crawl_to", "velocity_goal", "MOBILE",
 ]
 
 PARAMETER_FILE = "gait_sequencer_parameters.yaml"
 CRAWL, TURN, ROLL = "crawl", "turn", "roll"
 RECOVER = "recover"      # Recover action: back to the crawl stance from wherever the robot lies
+VELOCITY = "velocity"    # /cmd_vel: continuous generator crawling (no action; velocity_command.py)
+CRAWL_TO = "crawl_to"    # CrawlTo action: generator crawl to a pose, command from the pose error each cycle
+MOBILE = (CRAWL, TURN, VELOCITY, CRAWL_TO)   # goals that need (and must end in) the upright crawl stance
 
 # Constants of atlas_crawl_msgs (kept here so the plain class does not import ROS; test_sequencer_node checks they
 # match the generated message classes).
@@ -140,6 +143,8 @@ class MotionGoal:
     direction: int = 1              # +1 forward, -1 backward (Cartesian plan)
     gait: str = "static"            # static (tripod) | diagonal (dynamic pairs, Crawl GAIT_DIAGONAL)
     roll_to: str = ""               # roll goals: "back" | "belly" (end posture checked at the end)
+    target: Optional[object] = None  # crawl_to goals: velocity_command.CrawlToTarget
+    timeout_s: float = 0.0          # crawl_to goals: sim-time bound (checked at cycle boundaries)
 
 
 @dataclass
@@ -158,6 +163,9 @@ class Outcome:
     final_posture: str = ""         # posture at the end (every goal)
     final_pelvis_height_m: float = 0.0
     stages: tuple = ()              # recovery: key-frame scripts played
+    position_error_m: float = float("nan")   # crawl_to: distance to the target at the end
+    yaw_error_rad: float = float("nan")      # crawl_to: target yaw − final heading
+    final_pose: Optional[np.ndarray] = None  # pelvis pose (7,) at the end
 
 
 @dataclass
@@ -281,6 +289,43 @@ def validate_recover(goal, p: ParamValues):
                       description="recover to the crawl stance"), ""
 
 
+def validate_crawl_to(goal, p: ParamValues, iik_available: bool = False):
+    """CrawlTo goal (atlas_crawl_msgs/action/CrawlTo) → (MotionGoal, "") or (None, reason). The target is in the
+    frame of the pelvis pose the sequencer reads (world: ground truth; odom: the state estimate)."""
+    from .velocity_command import CrawlToTarget
+    if not iik_available:
+        return None, "CrawlTo runs the Cartesian gait generator, which needs atlas_crawl_kinematics.iik"
+    if not p["generator.enabled"]:
+        return None, "CrawlTo needs the closed-loop gait generator (parameter generator.enabled is false)"
+    for n in ("x_m", "y_m", "yaw_rad", "position_tolerance_m", "yaw_tolerance_rad", "timeout_s"):
+        if not _finite(getattr(goal, n)):
+            return None, f"{n} must be finite, got {getattr(goal, n)!r}"
+    if goal.position_tolerance_m < p["crawl_to.min_position_tolerance_m"]:
+        return None, (f"position_tolerance_m {goal.position_tolerance_m} below crawl_to.min_position_tolerance_m "
+                      f"{p['crawl_to.min_position_tolerance_m']}")
+    if goal.yaw_tolerance_rad < p["crawl_to.min_yaw_tolerance_rad"] or goal.yaw_tolerance_rad > math.pi:
+        return None, (f"yaw_tolerance_rad {goal.yaw_tolerance_rad} outside [crawl_to.min_yaw_tolerance_rad "
+                      f"{p['crawl_to.min_yaw_tolerance_rad']}, pi]")
+    if goal.max_cycles < 0 or goal.max_cycles > p["crawl_to.max_cycles"]:
+        return None, f"max_cycles must be in [0, crawl_to.max_cycles = {p['crawl_to.max_cycles']}], got {goal.max_cycles}"
+    if goal.timeout_s < 0:
+        return None, f"timeout_s must be >= 0 (0 = crawl_to.timeout_s), got {goal.timeout_s}"
+    n = int(goal.max_cycles) or int(p["crawl_to.max_cycles"])
+    tgt = CrawlToTarget(float(goal.x_m), float(goal.y_m), _wrap(float(goal.yaw_rad)),
+                        float(goal.position_tolerance_m), float(goal.yaw_tolerance_rad))
+    return MotionGoal(kind=CRAWL_TO, script="", loop_mode="full", cycles=n, max_cycles=n, method="iik",
+                      target=tgt, timeout_s=float(goal.timeout_s) or float(p["crawl_to.timeout_s"]),
+                      description=f"crawl to ({tgt.x_m:.3f}, {tgt.y_m:.3f}) m, yaw {tgt.yaw_rad:.3f} rad"), ""
+
+
+def velocity_goal(p: ParamValues, vx_m_per_s: float = 0.0) -> MotionGoal:
+    """The run of continuous /cmd_vel crawling: one generator segment of ``cmd_vel.segment_cycles`` cycles, its
+    direction from the sign of vx (the generator cannot reverse within one gait)."""
+    return MotionGoal(kind=VELOCITY, script="", loop_mode="full", cycles=int(p["cmd_vel.segment_cycles"]),
+                      max_cycles=int(p["cmd_vel.segment_cycles"]), method="iik",
+                      direction=-1 if vx_m_per_s < 0 else 1, description="cmd_vel crawling")
+
+
 @dataclass
 class _Step:
     cycle: int
@@ -325,6 +370,7 @@ class _Run:
     stages: List[str] = field(default_factory=list)      # recovery runs: scripts played so far
     postures: List[str] = field(default_factory=list)    # recovery runs: posture estimated before each stage
     settle_since: Optional[float] = None       # recovery runs: start of the settle wait after a stage
+    stopping: str = ""                         # velocity runs: why the crawl stops after the step in flight
 
 
 def _names_scripts(key: str, value) -> bool:
@@ -344,6 +390,26 @@ class GaitSequencer:
         self._next_seq = 1
         #: ControllerReference.sender of our references; statuses of other senders' references are not ours
         self.sender = "gait_sequencer"
+        self._vel_cmd = None     # (CrawlCommand, sim time of receipt): the latest valid /cmd_vel command
+
+    # ------------------------------------------------------------------ velocity commands (/cmd_vel)
+    def command_velocity(self, cmd, t: float) -> None:
+        """The latest valid velocity command (a :class:`~.gait_generator.CrawlCommand`, already checked by
+        :func:`.velocity_command.validate_cmd_vel`) received at sim time ``t``; read at every cycle boundary of a
+        velocity run (and every tick, for staleness)."""
+        self._vel_cmd = (cmd, float(t))
+
+    def velocity_command(self, t: float):
+        """The command in force at ``t``: the latest one if younger than ``cmd_vel.timeout_s``, else None (stale)."""
+        if self._vel_cmd is None:
+            return None
+        cmd, t_rx = self._vel_cmd
+        return cmd if t - t_rx <= self.params["cmd_vel.timeout_s"] else None
+
+    def velocity_active(self, t: float) -> bool:
+        """True when a fresh non-zero command asks for crawling."""
+        c = self.velocity_command(t)
+        return c is not None and not c.is_zero
 
     # ------------------------------------------------------------------ goal control
     @property
@@ -433,8 +499,15 @@ class GaitSequencer:
                                        0.08, 0.05)
             for r in pre:
                 r.update(cycle=0, index=0, last_in_cycle=False)
-            gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction)
+            cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
+            if cmd0 is None:
+                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction)
+            else:
+                from .gait_generator import CrawlGaitGenerator
+                gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles)
             raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
+            if goal.kind == VELOCITY and goal.cycles == 1:
+                raw.append(self._hold_raw(raw[-1]["targets"]))
             com = goal.method == "com_modulated"
             steps = [_Step(0, i, r["name"], None, r["duration_s"], r["stance"], None, i == len(raw) - 1,
                            r["targets"], com) for i, r in enumerate(raw)]
@@ -444,7 +517,11 @@ class GaitSequencer:
             planned = 1
             gen = dict(gen=gen_obj, h_travel=h0, origin=pose0[:2].copy(), h_sum=0.0, n=0, com=com,
                        k_psi=gp["generator.heading_gain_per_cycle"], max_dpsi=gp["generator.max_heading_step_rad"],
-                       k_phi=gp["generator.lateral_gain_rad_per_m"], max_phi=gp["generator.max_steer_rad"])
+                       k_phi=gp["generator.lateral_gain_rad_per_m"], max_phi=gp["generator.max_steer_rad"],
+                       cmd=cmd0, psi_ref=0.0, t_last=None, law_phase="", dist0=None)
+            if goal.kind == CRAWL_TO:
+                from .velocity_command import pose_errors
+                gen["dist0"] = pose_errors(goal.target, pose0[:2], h0)["distance_m"]
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
                    dynamic=script is not None and not getattr(script, "static_stability", True))
@@ -514,6 +591,9 @@ class GaitSequencer:
             return fell
         p = self.params
         out = TickOutput()
+        if run.goal.kind == VELOCITY and not run.stopping and not self.velocity_active(t):
+            self._begin_stop(run, "stale /cmd_vel (older than cmd_vel.timeout_s)" if self.velocity_command(t) is None
+                             else "zero /cmd_vel")
         # 1) the step in flight
         if run.seq_sent is not None:
             st = status
@@ -542,6 +622,10 @@ class GaitSequencer:
                 if done:
                     out.outcome = self._finish("succeeded", why, t, pose)
                     return out
+                if run.goal.kind == CRAWL_TO and t - run.t_start > run.goal.timeout_s:
+                    out.outcome = self._finish("aborted", f"timeout: {t - run.t_start:.1f} s > {run.goal.timeout_s} s "
+                                                          f"(sim time) before the goal: {why}", t, pose)
+                    return out
             if run.cancel and step.stance.all():
                 measured = self._measured_stable(support)
                 if measured is not False:
@@ -561,10 +645,18 @@ class GaitSequencer:
             run.steps.extend(more)
         if run.gen is not None and pose is not None:
             self._track_heading(run, pose)
-            run.gen["h_sum"] += run.heading_change_rad
+            g = run.gen
+            if run.goal.kind == VELOCITY and g.get("cmd") is not None:
+                t_last = t if g["t_last"] is None else g["t_last"]
+                g["psi_ref"] += g["cmd"].wz_rad_per_s * max(0.0, t - t_last)
+                g["t_last"] = t
+            run.gen["h_sum"] += run.heading_change_rad - run.gen.get("psi_ref", 0.0)
             run.gen["n"] += 1
+        if run.goal.kind == CRAWL_TO and run.step_idx < 0 and self._crawl_to_done(run, pose):
+            out.outcome = self._finish("succeeded", "already within tolerance", t, pose)
+            return out
         if (nxt >= len(run.steps) and run.gen is not None and run.planned_cycles < run.goal.cycles
-                and not run.cancel):
+                and not run.cancel and not run.stopping):
             self._plan_generator_cycle(run, support, pose)
         if nxt >= len(run.steps) and run.goal.kind == RECOVER and not run.cancel:
             rec = self._recover_tick(run, t, status, support, pose)
@@ -574,10 +666,13 @@ class GaitSequencer:
         if nxt >= len(run.steps):
             if run.cancel:
                 out.outcome = self._finish("canceled", "canceled at the end of the plan; holding", t, pose)
+            elif run.goal.kind == VELOCITY:
+                out.outcome = self._finish("succeeded", run.stopping or f"segment of {run.goal.cycles} cycles done",
+                                           t, pose)
             else:
                 done, why = self._goal_met(run, pose)
                 out.outcome = self._finish("succeeded" if done or run.goal.distance_m == 0 and
-                                           run.goal.angle_rad == 0 else "aborted",
+                                           run.goal.angle_rad == 0 and run.goal.kind != CRAWL_TO else "aborted",
                                            why if done else f"max_cycles reached before the goal: {why}", t, pose)
             return out
         if run.cancel:
@@ -652,6 +747,103 @@ class GaitSequencer:
             return False, "all contacts lost (dynamic gait)"
         return True, ""
 
+    # ------------------------------------------------------------------ velocity / CrawlTo runs (issue 12 §2)
+    def _gen_params(self):
+        from .gait_generator import parameter_set as gen_parameter_set
+        vals = getattr(self, "_gen_vals", None)
+        if vals is None:
+            vals = self._gen_vals = gen_parameter_set().values()
+        return vals
+
+    def _cycle_s(self, goal: MotionGoal) -> float:
+        from .velocity_command import cycle_time_s
+        return cycle_time_s(self._gen_params(), goal.time_scale)
+
+    def _limited(self, prev, cmd, goal: MotionGoal):
+        """``cmd`` rate-limited from ``prev`` over one cycle, with |(vx, vy)| kept within cmd_vel.max_vx_m_per_s
+        (the generator's stride bound) and the forward-only sign of a CrawlTo."""
+        from .gait_generator import CrawlCommand
+        from .velocity_command import ZERO, rate_limit
+        p = self.params
+        out = rate_limit(prev or ZERO, cmd, self._cycle_s(goal), p["cmd_vel.max_accel_m_per_s2"],
+                         p["cmd_vel.max_alpha_rad_per_s2"])
+        v = math.hypot(out.vx_m_per_s, out.vy_m_per_s)
+        vmax = max(p["cmd_vel.max_vx_m_per_s"], p["cmd_vel.max_vy_m_per_s"])
+        if v > vmax > 0:
+            out = CrawlCommand(out.vx_m_per_s * vmax / v, out.vy_m_per_s * vmax / v, out.wz_rad_per_s)
+        if goal.direction > 0 and out.vx_m_per_s < 0 or goal.direction < 0 and out.vx_m_per_s > 0:
+            out = CrawlCommand(0.0, out.vy_m_per_s, out.wz_rad_per_s)
+        return out
+
+    def _law_command(self, goal: MotionGoal, pose):
+        from .velocity_command import crawl_to_command
+        pose = np.asarray(pose, float)
+        return crawl_to_command(goal.target, pose[:2], heading_from_quat(pose[3:7]), self.params,
+                                self._cycle_s(goal))
+
+    @staticmethod
+    def _settled_pose(gen, cycle: int, pose):
+        """The measured pelvis pose moved by what the gait still owes: at a cycle boundary the contacts trail the
+        generator's pattern reference (each limb landed one step ahead of the reference at its own step, so their
+        centroid lags by ~1.5 steps of travel and the pattern heading likewise); a cycle at zero command closes
+        that gap. The CrawlTo law acts on this predicted pose (else it overshoots by ~1.5 steps, ~8 cm at full
+        speed)."""
+        from .cartesian import pattern_heading_rad
+        pose = np.asarray(pose, float).copy()
+        k = 4 * int(cycle)
+        if not (0 <= k < len(gen.ref)) or gen.ref[k] is None or gen.contacts[k] is None:
+            return pose
+        r, th = gen.ref[k]
+        c = np.asarray(gen.contacts[k], float)
+        lag = np.asarray(r, float) - c[:, :2].mean(axis=0)
+        dth = _wrap(float(th) - pattern_heading_rad(c))
+        if not (np.all(np.isfinite(lag)) and math.isfinite(dth)):
+            return pose
+        pose[:2] += lag
+        from atlas_crawl_kinematics.rotations import R_to_quat_xyzw, quat_xyzw_to_R
+        c_, s_ = math.cos(dth), math.sin(dth)
+        Rz = np.array([[c_, -s_, 0.0], [s_, c_, 0.0], [0.0, 0.0, 1.0]])
+        pose[3:7] = R_to_quat_xyzw(Rz @ quat_xyzw_to_R(pose[3:7]))
+        return pose
+
+    def _initial_command(self, goal: MotionGoal, pose0):
+        """First cycle's command: the latest /cmd_vel (velocity runs) or the law (CrawlTo), rate-limited from 0."""
+        if goal.kind == VELOCITY:
+            c = self._vel_cmd[0] if self._vel_cmd is not None else None
+            if c is None:
+                from .velocity_command import ZERO
+                c = ZERO
+        else:
+            c, _ = self._law_command(goal, pose0)
+        return self._limited(None, c, goal)
+
+    def _hold_raw(self, targets) -> dict:
+        """The four-point stance a velocity run ends with: the last touchdown targets, every limb in stance."""
+        return dict(name="stop_four_point_stance", targets=np.asarray(targets, float).copy(),
+                    stance=np.ones(4, bool), duration_s=float(self.params["cmd_vel.stop_settle_s"]))
+
+    @staticmethod
+    def _lifted_after(step: _Step) -> bool:
+        """True when a limb is in the air at the end of ``step`` (a swing apex); shifts and touchdowns end with
+        all four limbs down."""
+        return step.name.endswith("_apex")
+
+    def _begin_stop(self, run: _Run, reason: str) -> None:
+        """Velocity run: finish the step in flight (and its touchdown if it is a swing apex), then a four-point
+        stance, then end."""
+        run.stopping = reason
+        i = run.step_idx
+        if 0 <= i < len(run.steps) and self._lifted_after(run.steps[i]):
+            i += 1
+        i = min(i, len(run.steps) - 1)
+        last = run.steps[i] if i >= 0 else None
+        run.steps = run.steps[:i + 1]
+        if last is not None and last.targets is not None and last.name != "stop_four_point_stance":
+            h = self._hold_raw(last.targets)
+            run.steps.append(_Step(last.cycle, last.index + 1, h["name"], None, h["duration_s"], h["stance"], None,
+                                   False, h["targets"], last.com_modulation))
+        run.steps_total = len(run.steps)
+
     def _plan_generator_cycle(self, run: _Run, support, pose) -> None:
         """Next cycle of a Cartesian crawl from the measured state (issue 12): the goal's gait generator continues
         from the contacts it placed; the pattern turns by ``-k_psi * e_psi`` (e_psi: the pelvis heading change averaged over
@@ -663,6 +855,40 @@ class GaitSequencer:
         g["h_sum"], g["n"] = 0.0, 0
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
         steer = 0.0
+        kind = run.goal.kind
+        if kind in (VELOCITY, CRAWL_TO):
+            from .gait_generator import CommandError
+            if kind == VELOCITY:
+                # e_psi here: heading change minus the commanded turn (psi_ref), averaged over the cycle just run
+                want = self._vel_cmd[0] if self._vel_cmd is not None else None
+                if want is None or (want.vx_m_per_s < 0 and run.goal.direction > 0) or \
+                        (want.vx_m_per_s > 0 and run.goal.direction < 0):
+                    self._begin_stop(run, "direction change: a new gait starts from a four-point stance")
+                    return
+            else:
+                want, g["law_phase"] = self._law_command(run.goal, self._settled_pose(g["gen"], run.planned_cycles,
+                                                                                      pose))
+                dtheta = 0.0          # the law closes the loop on the measured pose itself
+            cmd = self._limited(g["cmd"], want, run.goal)
+            gen = g["gen"]
+            gen.observed = max(gen.observed, 4 * run.planned_cycles - 1)
+            try:
+                gen.set_command(cmd)
+            except CommandError as e:
+                if kind == VELOCITY:
+                    self._begin_stop(run, f"command refused by the gait generator: {e}")
+                    return
+                raise
+            g["cmd"] = cmd
+            raw = generator_cycle(gen, run.planned_cycles, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=0.0)
+            if kind == VELOCITY and run.planned_cycles + 1 >= run.goal.cycles:
+                raw.append(self._hold_raw(raw[-1]["targets"]))
+                raw[-2]["last_in_cycle"], raw[-1]["last_in_cycle"] = False, True
+            c = run.planned_cycles
+            run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
+                                   r["targets"], g["com"]) for i, r in enumerate(raw))
+            run.planned_cycles += 1
+            return
         if pose is not None and np.all(np.isfinite(np.asarray(pose, float)[:2])):
             t = np.array([math.cos(g["h_travel"]), math.sin(g["h_travel"])])
             e = np.asarray(pose, float)[:2] - g["origin"]
@@ -696,8 +922,25 @@ class GaitSequencer:
                 "heading_change_rad": float(run.heading_change_rad), "drift_m": float(np.linalg.norm(d)),
                 "final_roll_rad": roll_from_quat(pose[3:7])}
 
+    def _crawl_to_errors(self, run: _Run, pose) -> dict:
+        from .velocity_command import pose_errors
+        pose = np.asarray(pose, float)
+        return pose_errors(run.goal.target, pose[:2], heading_from_quat(pose[3:7]))
+
+    def _crawl_to_done(self, run: _Run, pose) -> bool:
+        from .velocity_command import within_tolerance
+        return within_tolerance(run.goal.target, self._crawl_to_errors(run, pose))
+
     def _goal_met(self, run: _Run, pose):
         g = run.goal
+        if g.kind == VELOCITY:
+            return False, "continuous crawling"
+        if g.kind == CRAWL_TO:
+            e = self._crawl_to_errors(run, pose)
+            return self._crawl_to_done(run, pose), (f"position error {e['distance_m']:.3f} m (tolerance "
+                                                    f"{g.target.position_tolerance_m} m), yaw error "
+                                                    f"{e['yaw_error_rad']:+.3f} rad (tolerance "
+                                                    f"{g.target.yaw_tolerance_rad} rad)")
         m = self._measure(run, pose)
         if g.distance_m > 0:
             dist = abs(m["distance_m"])
@@ -717,8 +960,16 @@ class GaitSequencer:
             progress = min(1.0, abs(self._measure(run, pose)["distance_m"]) / run.goal.distance_m)
         elif run.goal.angle_rad != 0:
             progress = min(1.0, max(0.0, self._measure(run, pose)["heading_change_rad"] / run.goal.angle_rad))
-        return {"phase": phase, "cycle": run.cycle, "keyframe": run.kf_index, "progress": float(progress),
-                "stability_margin_m": margin, "base_pose": pose.copy()}
+        fb = {"phase": phase, "cycle": run.cycle, "keyframe": run.kf_index, "progress": float(progress),
+              "stability_margin_m": margin, "base_pose": pose.copy()}
+        if run.goal.kind == CRAWL_TO:
+            e = self._crawl_to_errors(run, pose)
+            d0 = (run.gen or {}).get("dist0") or 0.0
+            fb.update(remaining_distance_m=e["distance_m"], heading_error_rad=e["yaw_error_rad"],
+                      bearing_error_rad=e["bearing_error_rad"], law_phase=(run.gen or {}).get("law_phase", ""),
+                      command=(run.gen or {}).get("cmd"),
+                      progress=float(np.clip(1.0 - e["distance_m"] / d0, 0.0, 1.0)) if d0 > 0 else 1.0)
+        return fb
 
     def _finish(self, status: str, reason: str, t: float, pose) -> Outcome:
         run = self._run
@@ -728,9 +979,15 @@ class GaitSequencer:
             if run.support_violations else ""
         # The action results say "reason: empty on success": the support note goes with failures only (and in
         # Outcome.support_violations, which the node logs).
-        o = Outcome(status=status, reason="" if status == "succeeded" else reason + extra,
+        keep = run.goal.kind == VELOCITY      # a velocity run's reason says why it stopped (logged)
+        o = Outcome(status=status, reason="" if status == "succeeded" and not keep else reason + extra,
                     cycles_completed=run.cycles_completed, duration_s=float(t - run.t_start),
                     support_violations=run.support_violations, **m)
+        pose_a = np.asarray(pose, float)
+        o.final_pose = pose_a.copy()
+        if run.goal.kind == CRAWL_TO and pose_a.shape == (7,) and np.all(np.isfinite(pose_a)):
+            e = self._crawl_to_errors(run, pose_a)
+            o.position_error_m, o.yaw_error_rad = e["distance_m"], e["yaw_error_rad"]
         self._run = None
         return o
 
@@ -795,7 +1052,7 @@ class GaitSequencer:
         post = det.posture(pose)
         roll, _pitch = fd.pelvis_angles(pose)
         where = f"posture {post}: roll about the spine {roll:+.2f} rad, pelvis height {pose[2]:.2f} m"
-        if goal.kind in (CRAWL, TURN):
+        if goal.kind in MOBILE:
             hint = "send a Recover goal first (or set auto_recover)"
             if det.state.fallen:
                 return f"robot is down ({where}; fell: {det.state.reason}): {hint}"
@@ -812,7 +1069,7 @@ class GaitSequencer:
         return ""
 
     def needs_recovery(self, goal: MotionGoal, pelvis_pose=None) -> bool:
-        return goal.kind in (CRAWL, TURN) and self.posture_rejection(goal, pelvis_pose) != ""
+        return goal.kind in (CRAWL, TURN, CRAWL_TO) and self.posture_rejection(goal, pelvis_pose) != ""
 
     def _fall_tick(self, run: _Run, t: float, pelvis_pose, support, pose) -> Optional[TickOutput]:
         """Feed the detector; a fall during a Crawl/Turn aborts it ("fell: <reason>") and sends the protective
@@ -820,7 +1077,7 @@ class GaitSequencer:
         # a host that feeds every pose sample itself (the node: at the sample's stamp) sets feed_fall_in_tick False
         fs = self.observe(t, pelvis_pose, support) if getattr(self, "feed_fall_in_tick", True) \
             else self.fall_detector.state
-        if run.goal.kind not in (CRAWL, TURN) or not fs.fallen:
+        if run.goal.kind not in MOBILE or not fs.fallen:
             return None
         self.last_fall_abort_t = t
         out = TickOutput(reference=self._protect_reference())
@@ -853,7 +1110,7 @@ class GaitSequencer:
         post = det.posture(pose)
         roll, _ = fd.pelvis_angles(pose)
         g = run.goal
-        if g.kind in (CRAWL, TURN):
+        if g.kind in MOBILE:
             fell, why = det.check(pose)
             if fell or det.state.fallen or post != fd.CRAWL:
                 return "aborted", f"fell: {why or det.state.reason or 'not in the crawl stance'} (posture {post})"
