@@ -23,6 +23,25 @@ Goal policy (documented choice, issue 5 §4):
   sequencer wait is bounded in sim time.  Action servers use a Reentrant callback group, so a long execute never
   blocks goal/cancel/result requests of other clients.
 
+/cmd_vel and CrawlTo (issue 12 §2; policy):
+
+* ``/cmd_vel`` is ``geometry_msgs/TwistStamped`` by default (``cmd_vel.stamped``; false = ``Twist``): the Jazzy
+  convention of ros2_controllers' diff_drive_controller (stamped required since Jazzy) and of Nav2 with
+  ``enable_stamped_cmd_vel`` (its default from Kilted on); ``teleop_twist_keyboard`` publishes Twist unless run with
+  ``-p stamped:=true``.  Staleness is judged on the sim time of receipt, not the header stamp (teleop stamps wall
+  time; the graph runs on sim time).
+* A bad command (non-finite, beyond ``cmd_vel.max_*`` or the generator's stride/turn bounds) is refused with the
+  reason (``reject_input``, counted) and changes nothing.
+* While idle, a fresh non-zero command starts continuous crawling (the sequencer's velocity run, planned on a thread
+  of its own); each cycle boundary reads the latest command.  A stale (> ``cmd_vel.timeout_s``) or zero command
+  finishes the step in flight, ends in a four-point stance and stops.
+* **First come, first served, one motion at a time** (the busy policy of the actions): while an action goal runs,
+  /cmd_vel is ignored (throttled warning); while cmd_vel crawling runs, every action goal — CrawlTo included — is
+  rejected "busy" with the hint to stop publishing (it stops within one step).  No preemption: a goal never starts
+  on a robot caught mid-swing by another source.
+* ``/crawl_to`` (atlas_crawl_msgs/action/CrawlTo) runs like the other actions (busy, cancel, reasons); it succeeds
+  only within both tolerances at a cycle boundary and upright.
+
 Action servers are created in the constructor and live as long as the node (rclpy action servers are not
 lifecycle-managed entities); the lifecycle state gates them.  The reference publisher is a lifecycle publisher.
 """
@@ -37,9 +56,9 @@ from typing import Optional
 
 import numpy as np
 import rclpy
-from atlas_crawl_msgs.action import Crawl, Recover, Roll, Turn
+from atlas_crawl_msgs.action import Crawl, CrawlTo, Recover, Roll, Turn
 from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, SupportState
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
@@ -48,13 +67,14 @@ from rclpy.task import Future
 from std_msgs.msg import String
 
 from .. import gait_sequencer as gs
+from .. import velocity_command as vc
 from ..controller_core import Mode, Reference
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg
 
 ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL),
-           gs.RECOVER: (Recover, topics.RECOVER)}
+           gs.RECOVER: (Recover, topics.RECOVER), gs.CRAWL_TO: (CrawlTo, topics.CRAWL_TO)}
 REJECTIONS_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE,
                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -69,6 +89,8 @@ def validate_goal(kind: str, goal, params, iik_available: bool = False):
         return gs.validate_turn(goal, params)
     if kind == gs.RECOVER:
         return gs.validate_recover(goal, params)
+    if kind == gs.CRAWL_TO:
+        return gs.validate_crawl_to(goal, params, iik_available)
     return gs.validate_roll(goal, params)
 
 
@@ -111,6 +133,13 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._subs = []
         self._timer = None
         self.counters = {"accepted": 0, "rejected": 0, "succeeded": 0, "canceled": 0, "aborted": 0}
+        #: /cmd_vel: commands accepted / refused / ignored (goal running), velocity runs started / ended
+        self.cmd_vel_counters = {"accepted": 0, "refused": 0, "ignored": 0, "runs_started": 0, "runs_ended": 0}
+        self._cmd_in = None          # (CrawlCommand, sim time of receipt) not yet handed to the sequencer
+        self._vel_mode = False       # the running sequencer run is a velocity run (no action goal behind it)
+        self._vel_planning = False
+        self._vel_last_outcome: Optional[gs.Outcome] = None
+        self._gen_vals = None
         from ..cartesian import available as cartesian_available
         self._iik_available = cartesian_available()
         self._cb_actions = ReentrantCallbackGroup()
@@ -174,6 +203,13 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
                                          callback_group=self._cb_inputs),
             ]
+            if self.params["cmd_vel.enabled"]:
+                from ..gait_generator import parameter_set as gen_parameter_set
+                self._gen_vals = gen_parameter_set().values()
+                self._cmd_vel_stamped = bool(self.params["cmd_vel.stamped"])
+                self._subs.append(self.create_subscription(
+                    TwistStamped if self._cmd_vel_stamped else Twist, topics.CMD_VEL, self._on_cmd_vel, 10,
+                    callback_group=self._cb_inputs))
             self._restart_timer(self.params["rate_hz"], callback_group=self._cb_timer)
             return TransitionCallbackReturn.SUCCESS
         except Exception as e:
@@ -195,7 +231,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         with self._lock:
             if self._seq is not None and self._seq.busy:
                 out = self._seq.abort(reason, self._now_s(), self._pose_or_zero())
-                if out is not None:
+                if out is not None and self._vel_mode:
+                    self._velocity_ended(out)
+                elif out is not None:
                     self._outcome = out
                     self._event.set()
 
@@ -233,6 +271,80 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._pose = pose
         self._pose_t = self._now_s()
         self._observe_pose(msg, pose)
+
+    def _on_cmd_vel(self, msg):
+        """Store a valid command for the next tick (never blocks: no lock, no planning here)."""
+        tw = msg.twist if self._cmd_vel_stamped else msg
+        cmd, why = vc.validate_cmd_vel((tw.linear.x, tw.linear.y, tw.linear.z),
+                                       (tw.angular.x, tw.angular.y, tw.angular.z), self.params, self._gen_vals)
+        if cmd is None:
+            self.cmd_vel_counters["refused"] += 1
+            self.reject_input(topics.CMD_VEL, why + " (command ignored; the crawl goes on with the previous one)")
+            return
+        if self._busy is not None and not self._vel_mode:
+            self.cmd_vel_counters["ignored"] += 1
+            self.get_logger().warn(f"{topics.CMD_VEL} ignored: action goal '{self._busy}' is running (one motion at "
+                                   "a time; cancel it first)", throttle_duration_sec=self.params["cmd_vel.warn_period_s"])
+            return
+        self.cmd_vel_counters["accepted"] += 1
+        self._cmd_in = (cmd, self._now_s())
+
+    def _maybe_start_velocity(self, t: float) -> None:
+        """Under the lock, idle: a fresh non-zero command starts a velocity run, planned on a thread of its own
+        (~50 ms: generator + reposition), started at the next tick it is ready; goals are refused "busy" meanwhile."""
+        seq = self._seq
+        if self._vel_planning or self._busy is not None or seq.busy or not seq.velocity_active(t):
+            return
+        cmd = seq.velocity_command(t)
+        mg = gs.velocity_goal(self.params, cmd.vx_m_per_s)
+        if self._pose is None or self._support is None:
+            self.get_logger().warn(f"{topics.CMD_VEL}: no pelvis pose / support state yet; not crawling",
+                                   throttle_duration_sec=self.params["cmd_vel.warn_period_s"])
+            return
+        why = seq.posture_rejection(mg, self._pose)
+        if why:
+            self.get_logger().warn(f"{topics.CMD_VEL} ignored: {why}",
+                                   throttle_duration_sec=self.params["cmd_vel.warn_period_s"])
+            return
+        self._busy = ("cmd_vel crawling (publish a zero twist or stop publishing /cmd_vel: it stops after the step in "
+                      "flight)")
+        self._vel_mode = True
+        self._vel_planning = True
+        pose = self._pose.copy()
+        sm = self._support
+        sup = SimpleNamespace(positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
+                              com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
+
+        def work():
+            run, err = None, None
+            try:
+                run = seq.prepare(mg, pose, sup)
+            except Exception as e:  # noqa: BLE001 — logged; the robot keeps holding
+                err = f"{type(e).__name__}: {e}"
+            with self._lock:
+                self._vel_planning = False
+                if err is None and self._active and self._seq is seq and not seq.busy:
+                    try:
+                        seq.start_prepared(run, self._now_s())
+                        self.cmd_vel_counters["runs_started"] += 1
+                        self._tick_locked()
+                        return
+                    except Exception as e:  # noqa: BLE001
+                        err = f"{type(e).__name__}: {e}"
+                if err is not None:
+                    self.get_logger().error(f"cmd_vel crawling cannot start: {err}")
+                self._busy = None
+                self._vel_mode = False
+        threading.Thread(target=work, name="cmd_vel_planner", daemon=True).start()
+
+    def _velocity_ended(self, out: gs.Outcome) -> None:
+        self._vel_last_outcome = out
+        self.cmd_vel_counters["runs_ended"] += 1
+        self._vel_mode = False
+        self._busy = None
+        log = self.get_logger().info if out.status == "succeeded" else self.get_logger().warn
+        log(f"cmd_vel crawling {out.status}: {out.reason} ({out.cycles_completed} cycles, {out.distance_m:.3f} m, "
+            f"{out.duration_s:.1f} s)")
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
         self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")
@@ -411,9 +523,19 @@ class GaitSequencerNode(ReleasingLifecycleNode):
     def _feedback_msg(self, kind, atype, fb):
         m = atype.Feedback()
         m.phase = str(fb["phase"])
-        m.keyframe = int(fb["keyframe"])
         m.progress = float(fb["progress"])
         m.base_pose = array_to_pose_msg(fb["base_pose"])
+        if kind == gs.CRAWL_TO:
+            m.cycle = int(fb["cycle"])
+            m.law_phase = str(fb.get("law_phase", ""))
+            for f in ("remaining_distance_m", "heading_error_rad", "bearing_error_rad"):
+                setattr(m, f, float(fb.get(f, float("nan"))))
+            c = fb.get("command")
+            if c is not None:
+                m.command_vx_m_per_s, m.command_vy_m_per_s = float(c.vx_m_per_s), float(c.vy_m_per_s)
+                m.command_wz_rad_per_s = float(c.wz_rad_per_s)
+            return m
+        m.keyframe = int(fb["keyframe"])
         if kind == gs.RECOVER:
             m.stage = int(fb["cycle"])
             m.posture = self._seq.fall_detector.posture(fb["base_pose"]) if self._seq is not None else ""
@@ -442,6 +564,12 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             r.cycles_completed = int(out.cycles_completed)
         elif kind == gs.RECOVER:
             self._recover_result(r, out)
+        elif kind == gs.CRAWL_TO:
+            r.position_error_m = float(out.position_error_m)
+            r.yaw_error_rad = float(out.yaw_error_rad)
+            r.cycles_completed = int(out.cycles_completed)
+            if out.final_pose is not None and np.all(np.isfinite(out.final_pose)):
+                r.final_pose = array_to_pose_msg(out.final_pose)
         else:
             r.final_roll_rad = float(out.final_roll_rad)
         if out.status == "succeeded":
@@ -465,7 +593,12 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         if self._last_tick_t is None or t > self._last_tick_t:
             self._progress_wall = max(self._progress_wall, time.monotonic()) if self._seq.busy else time.monotonic()
         self._last_tick_t = t
+        cin = self._cmd_in
+        if cin is not None:
+            self._cmd_in = None
+            self._seq.command_velocity(*cin)
         if not self._seq.busy:
+            self._maybe_start_velocity(t)
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
                 self._last_keepalive = t
                 self._publish_ref(Reference(mode=Mode.HOLD, sequence_id=0))
@@ -487,7 +620,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._publish_ref(out.reference)
         if out.feedback is not None:
             self._feedback = out.feedback
-        if out.outcome is not None:
+        if out.outcome is not None and self._vel_mode:
+            self._velocity_ended(out.outcome)
+        elif out.outcome is not None:
             self._outcome = out.outcome
             self._event.set()
 

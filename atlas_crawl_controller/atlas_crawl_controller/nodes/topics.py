@@ -36,6 +36,9 @@ Contact inference and sequencer:
 * ``/support_state``                atlas_crawl_msgs/SupportState — estimated contacts (frame ``world``)
 * ``/crawl``, ``/turn``, ``/roll``  atlas_crawl_msgs/action/{Crawl,Turn,Roll}
 * ``/recover``                      atlas_crawl_msgs/action/Recover — from wherever it lies back to the crawl stance
+* ``/crawl_to``                     atlas_crawl_msgs/action/CrawlTo — crawl to a pose (x, y, yaw) with tolerances
+* ``/cmd_vel``                      geometry_msgs/TwistStamped (parameter ``cmd_vel.stamped``; false: Twist) —
+  continuous crawling (body frame: linear.x forward, linear.y left, angular.z); stale after 0.5 s → four-point stance
 * ``/gait_sequencer/goal_rejections`` std_msgs/String, JSON ``{"action", "goal_id", "reason"}``, transient local
   (depth 50) — why a goal was rejected (rclpy's goal callback can only answer ACCEPT/REJECT)
 
@@ -66,6 +69,8 @@ CRAWL = "/crawl"
 TURN = "/turn"
 ROLL = "/roll"
 RECOVER = "/recover"
+CRAWL_TO = "/crawl_to"
+CMD_VEL = "/cmd_vel"
 GOAL_REJECTIONS = "/gait_sequencer/goal_rejections"
 SUPPORT_MARKERS = "/support_markers"
 TF = "/tf"
