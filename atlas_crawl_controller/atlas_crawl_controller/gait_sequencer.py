@@ -522,6 +522,7 @@ class GaitSequencer:
             if goal.kind == CRAWL_TO:
                 from .velocity_command import pose_errors
                 gen["dist0"] = pose_errors(goal.target, pose0[:2], h0)["distance_m"]
+                gen["law_phase"] = self._law_command(goal, pose0)[1]
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
                    dynamic=script is not None and not getattr(script, "static_stability", True))
