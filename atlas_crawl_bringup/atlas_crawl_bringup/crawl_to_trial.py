@@ -101,7 +101,11 @@ def cmd_vel(stack, vx, wz, seconds):
     while seq._vel_mode:
         time.sleep(0.05)
     d = np.asarray(p1[0][:2]) - np.asarray(p0[0][:2])
-    return {"sim_s": t_stop - t0, "distance_m": float(np.linalg.norm(d)),
+    h0 = _heading(np.r_[p0[1][1:4], p0[1][0]])
+    h1 = _heading(np.r_[p1[1][1:4], p1[1][0]])
+    lateral = float(-math.sin(h0) * d[0] + math.cos(h0) * d[1])
+    return {"sim_s": t_stop - t0, "distance_m": float(np.linalg.norm(d)), "lateral_m": lateral,
+            "heading_change_deg": math.degrees(_wrap(h1 - h0)),
             "speed_m_per_s": float(np.linalg.norm(d)) / (t_stop - t0),
             "stop_latency_s": stack.sim.sim_time() - t_stop, "last_run": seq._vel_last_outcome.reason,
             "runs": seq.cmd_vel_counters["runs_started"]}

@@ -592,6 +592,8 @@ class GaitSequencer:
             return fell
         p = self.params
         out = TickOutput()
+        if run.goal.kind == CRAWL_TO and run.cancel and not run.stopping:
+            self._begin_stop(run, "canceled")      # after the step in flight: a four-point stance, then CANCELED
         if run.goal.kind == VELOCITY and not run.stopping and not self.velocity_active(t):
             self._begin_stop(run, "stale /cmd_vel (older than cmd_vel.timeout_s)" if self.velocity_command(t) is None
                              else "zero /cmd_vel")

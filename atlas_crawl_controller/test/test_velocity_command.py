@@ -221,3 +221,21 @@ def test_crawl_to_gives_up_at_max_cycles_with_the_errors(params):
     h.seq.start(goal, h.t, h.pose, h.support())
     out = h.run(60.0)
     assert out.status == "aborted" and "max_cycles" in out.reason and out.position_error_m > 2.0, out
+
+
+def test_crawl_to_cancel_ends_after_the_step_in_flight_in_a_four_point_stance(params):
+    p, _ = params
+    h = Plant(p)
+    goal, _ = validate_crawl_to(SimpleNamespace(x_m=2.0, y_m=0.0, yaw_rad=0.0, position_tolerance_m=0.03,
+                                                yaw_tolerance_rad=0.05, max_cycles=5, timeout_s=0.0),
+                                p, iik_available=True)
+    h.seq.start(goal, h.t, h.pose, h.support())
+    t_cancel = {}
+
+    def cancel(pl):
+        if pl.t >= 3.0 and not t_cancel:
+            t_cancel["t"] = pl.t
+            pl.seq.request_cancel()
+    out = h.run(30.0, cancel)
+    assert out is not None and out.status == "canceled" and "stop_four_point_stance" in out.reason, out
+    assert np.all(h.refs[-1].stance) and h.t - t_cancel["t"] < 0.8 + p["cmd_vel.stop_settle_s"] + 0.1
