@@ -124,9 +124,16 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=30.0, help="[s] (sim) of /cmd_vel crawling")
     ap.add_argument("--pose-source", default="estimate", choices=("estimate", "ground_truth"))
     ap.add_argument("--timeout-wall-s", type=float, default=1200.0)
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="gait_sequencer parameter override (repeatable), e.g. crawl_to.yaw_gain=0.5")
     a = ap.parse_args(argv)
     from .stack import Stack
-    with Stack(pose_source=a.pose_source) as st:
+    import yaml
+    over = {}
+    for kv in a.param:
+        k, _, v = kv.partition("=")
+        over[k.strip()] = yaml.safe_load(v)
+    with Stack(pose_source=a.pose_source, node_params={"gait_sequencer": over} if over else None) as st:
         if a.cmd_vel is not None:
             out = cmd_vel(st, a.cmd_vel, a.wz, a.seconds)
         else:
