@@ -6,6 +6,7 @@
     python -m atlas_crawl_bringup.send_goal turn "{direction: TURN_BY_ANGLE, angle_rad: 1.57}" --cancel-after 5
     python -m atlas_crawl_bringup.send_goal roll "{from_side: SIDE_LEFT, to: TO_BACK}"
     python -m atlas_crawl_bringup.send_goal recover "{}"       # back to the crawl stance from wherever it lies
+    python -m atlas_crawl_bringup.send_goal crawl_to "{x_m: 0.5, y_m: 0.0, yaw_rad: 0.0}"   # to a pose (odom frame)
 
 The goal is YAML (flow style, as for ``ros2 action send_goal``); enum fields accept the action's constant names.
 Needs a running graph in another process on the same ROS_DOMAIN_ID, e.g. ``python -m atlas_crawl_bringup.embedded
@@ -55,7 +56,7 @@ def goal_from_text(kind: str, text: str):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("action", choices=["crawl", "turn", "roll", "recover"])
+    ap.add_argument("action", choices=["crawl", "turn", "roll", "recover", "crawl_to"])
     ap.add_argument("goal", nargs="?", default="{}", help='YAML goal, e.g. "{cycles: 10}"')
     ap.add_argument("--cancel-after", type=float, default=None, help="cancel after this many seconds (wall)")
     ap.add_argument("--timeout", type=float, default=600.0, help="result timeout [s]")

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 from action_msgs.msg import GoalStatus
-from atlas_crawl_msgs.action import Crawl, Recover, Roll, Turn
+from atlas_crawl_msgs.action import Crawl, CrawlTo, Recover, Roll, Turn
 from rclpy.action import ActionClient
 from std_msgs.msg import String
 
 from . import topics
 
 ACTION_TYPES = {"crawl": (Crawl, topics.CRAWL), "turn": (Turn, topics.TURN), "roll": (Roll, topics.ROLL),
-                "recover": (Recover, topics.RECOVER)}
+                "recover": (Recover, topics.RECOVER), "crawl_to": (CrawlTo, topics.CRAWL_TO)}
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
                 GoalStatus.STATUS_ABORTED: "aborted", GoalStatus.STATUS_UNKNOWN: "unknown",
                 GoalStatus.STATUS_EXECUTING: "executing", GoalStatus.STATUS_CANCELING: "canceling",
