@@ -28,12 +28,12 @@ def _wrap(a):
 
 
 def crawl_to(stack, forward, left, yaw, tol_m, tol_rad, max_cycles, timeout_wall_s):
-    from rclpy.action import ActionClient
+    from atlas_crawl_controller.nodes.goal_client import SafeActionClient
 
     from atlas_crawl_controller.nodes import topics
     from atlas_crawl_msgs.action import CrawlTo
     node = stack.create_node("crawl_to_trial")
-    cli = ActionClient(node, CrawlTo, topics.CRAWL_TO)
+    cli = SafeActionClient(node, CrawlTo, topics.CRAWL_TO)
     if not cli.wait_for_server(timeout_sec=10.0):
         raise RuntimeError("no /crawl_to server")
     pose = stack.sequencer._pose.copy()

@@ -57,9 +57,9 @@ class Probe:
         from atlas_crawl_msgs.action import Crawl
         from lifecycle_msgs.srv import ChangeState
         from rcl_interfaces.srv import GetParameters
-        from rclpy.action import ActionClient
+        from atlas_crawl_controller.nodes.goal_client import SafeActionClient
         self.node = stack.create_node("storm_probe")
-        self.crawl = ActionClient(self.node, Crawl, "/crawl")
+        self.crawl = SafeActionClient(self.node, Crawl, "/crawl")
         self.crawl.wait_for_server(timeout_sec=10.0)
         self.bad_goal = Crawl.Goal(cycles=0)
         self.cs = self.node.create_client(ChangeState, "/gait_sequencer/change_state")

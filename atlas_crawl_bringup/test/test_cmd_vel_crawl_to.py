@@ -83,14 +83,14 @@ def test_cmd_vel_crawls_then_holds_when_stale(stack, goals):  # noqa: F811
 
 def test_crawl_to_a_target_ahead(stack):  # noqa: F811
     from action_msgs.msg import GoalStatus
-    from rclpy.action import ActionClient
+    from atlas_crawl_controller.nodes.goal_client import SafeActionClient
 
     from atlas_crawl_controller.gait_sequencer import heading_from_quat
     from atlas_crawl_controller.nodes import topics
     from atlas_crawl_msgs.action import CrawlTo
     seq = stack.sequencer
     node = stack.create_node("crawl_to_client")
-    cli = ActionClient(node, CrawlTo, topics.CRAWL_TO)
+    cli = SafeActionClient(node, CrawlTo, topics.CRAWL_TO)
     assert cli.wait_for_server(timeout_sec=10.0)
     pose = seq._pose.copy()                         # the pose the sequencer reads (estimate, odom frame)
     h = heading_from_quat(pose[3:7])

@@ -19,6 +19,33 @@ from std_msgs.msg import String
 
 from . import topics
 
+
+class SafeActionClient(ActionClient):
+    """rclpy 7.1.5's ActionClient registers a request's future only after ``send_*_request`` returned; when the
+    executor thread takes the response first, the response is dropped and the future never completes (ros2/rclpy
+    #1123, fixed upstream by #1517, not in the Jazzy wheel here). CI saw it as "no goal response". One lock around
+    send + registration and around ``take_data`` (what the executor calls first) closes the window, as #1517 does."""
+
+    def __init__(self, *args, **kwargs):
+        self._send_lock = threading.RLock()
+        super().__init__(*args, **kwargs)
+
+    def take_data(self):
+        with self._send_lock:
+            return super().take_data()
+
+    def send_goal_async(self, *args, **kwargs):
+        with self._send_lock:
+            return super().send_goal_async(*args, **kwargs)
+
+    def _get_result_async(self, *args, **kwargs):
+        with self._send_lock:
+            return super()._get_result_async(*args, **kwargs)
+
+    def _cancel_goal_async(self, *args, **kwargs):
+        with self._send_lock:
+            return super()._cancel_goal_async(*args, **kwargs)
+
 ACTION_TYPES = {"crawl": (Crawl, topics.CRAWL), "turn": (Turn, topics.TURN), "roll": (Roll, topics.ROLL),
                 "recover": (Recover, topics.RECOVER), "crawl_to": (CrawlTo, topics.CRAWL_TO)}
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
@@ -63,7 +90,7 @@ class GoalClient:
         self.node = node
         self.sim_time = sim_time
         self.stall_wall_s = stall_wall_s
-        self.clients = {k: ActionClient(node, t, name) for k, (t, name) in ACTION_TYPES.items()}
+        self.clients = {k: SafeActionClient(node, t, name) for k, (t, name) in ACTION_TYPES.items()}
         self._rejections: Dict[str, str] = {}
         self._rej_lock = threading.Lock()
         from .gait_sequencer_node import REJECTIONS_QOS
