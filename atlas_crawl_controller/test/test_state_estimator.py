@@ -161,6 +161,20 @@ def test_swing_contact_does_not_drag_the_estimate():
     assert np.linalg.norm(e.position[:2] - world.p[:2]) < 0.01
 
 
+@pytest.mark.parametrize("max_imu_only_s, bounded", [(0.1, True), (0.0, False)])
+def test_imu_only_stretch_is_bounded(max_imu_only_s, bounded):
+    """A diverged velocity state (as after the robot rocked off every planned stance contact: 0.85 m/s of error in a
+    key-frame crawl) makes every contact fail the slip gate against the prediction and, without a bound, the IMU
+    alone carries the estimate away. ``leg.max_imu_only_s`` re-tests the contacts against their own consensus."""
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = make(world, **{"leg.max_imu_only_s": max_imu_only_s})
+    run(world, est, 2.1)
+    est.leg.kf.x[3:6, 0] = [0.8, 0.5, 0.0]
+    run(world, est, 1.0)
+    err = float(np.linalg.norm(est.estimate().position - world.p))
+    assert (err < 0.05) == bounded, err
+
+
 def test_bad_input_changes_nothing_and_says_why():
     world = World([0.0, 0.0, 0.55], np.eye(3))
     est = make(world)

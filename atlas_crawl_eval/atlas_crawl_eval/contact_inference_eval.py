@@ -51,35 +51,81 @@ class Recording:
     qd: np.ndarray = None
     phase: np.ndarray = None
     truth_period: np.ndarray = None
+    pose_est: np.ndarray = None
+
+
+POSE_SOURCES = ("ground_truth", "estimate")
 
 
 def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0, rate_hz: float = 100.0,
-               loop: str = "part", seed: int = 0, noise_rad: float = 0.0):
+               loop: str = "part", seed: int = 0, noise_rad: float = 0.0, pose_source: str = "ground_truth",
+               estimate_in_loop: bool = True):
     """Simulate a crawl and return its :class:`Recording`. ``seed`` with ``noise_rad`` > 0: seeded uniform noise on
     the initial joint angles (AtlasSim.reset), so runs differ; with ``noise_rad`` 0 the run is deterministic.
 
     The gait-phase prior is what the node sees: the stance of the last reference the sequencer sent (all four while
-    none runs) and the phase ``(t − t_sent) / duration_s`` of that reference, clipped to [0, 1]."""
+    none runs) and the phase ``(t − t_sent) / duration_s`` of that reference, clipped to [0, 1].
+
+    ``pose_source`` "estimate": the sim node's state estimator runs as it does there (noisy IMU every control period,
+    joints at ``estimator.joint_rate_hz`` with the core's expected stance, the height map at 2 Hz; 2.5 s of
+    alignment before the goal) and ``pose_est`` records its pose; the controller and the sequencer read it too
+    unless ``estimate_in_loop`` is False (then they read the ground truth). ``pose`` stays the ground truth."""
+    if pose_source not in POSE_SOURCES:
+        raise ValueError(f"pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
     sim = AtlasSim(seed=seed)
     script = load_script(gait)
     sim.fall_check = "none"
     sim.reset(script.keyframes[0].q, base_quat_wxyz=tuple(getattr(script, "start_quat_wxyz", None) or (1, 0, 0, 0)),
               noise_rad=noise_rad)
-    sim.step(500)
     core = CrawlControllerCore()
     core.configure()
+
+    def pose_gt():
+        p, q = sim.pelvis_pose()
+        return np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]])
+
+    feed = None
+    if pose_source == "estimate":
+        from atlas_crawl_mujoco.sensors import SensorNoise
+        from atlas_crawl_controller.estimation import StateEstimator, default_params
+        from atlas_crawl_controller.height_map import HeightMap
+        from atlas_crawl_mujoco.height_map import sample_height_map
+        est, noise = StateEstimator(default_params()), SensorNoise(None, seed=seed)
+        est.reset(pose_gt(), sim.time)
+        n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
+        n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
+
+        def feed(k):
+            t = sim.time
+            if k % n_map == 0:
+                h, o = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
+                est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], o[0], o[1], h.ravel()))
+            if k % n_js == 0:
+                est.update_joints(t, *noise.joints(sim.joint_q(), sim.joint_qd()), core.expected_stance)
+            if k % n_imu == 0:
+                est.update_imu(t, *noise.imu(t, *sim.imu_true(), n_imu * sim.dt))
+
+        for k in range(2500):
+            sim.step(1)
+            feed(k)
+        if not est.running:
+            raise RuntimeError(f"state estimator did not align in 2.5 s: {est.reason}")
+    else:
+        sim.step(500)
     core.activate(sim.joint_q())
     n_ctrl = max(1, int(round(1.0 / (core.params["update_rate_hz"] * sim.dt))))
     seq = GaitSequencer(seq_params().values())
 
-    def pose7():
-        p, q = sim.pelvis_pose()
-        return np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]])
+    def pose_estimate():
+        e = est.estimate(sim.time)
+        return np.full(7, np.nan) if e is None else e.pose7.copy()
+
+    pose7 = pose_estimate if feed is not None and estimate_in_loop else pose_gt
 
     seq.start(MotionGoal(kind="crawl", script=gait, loop_mode=loop, cycles=cycles, time_scale=1.0 / speed,
                          max_cycles=cycles), 0.0, pose7())
     rows_t, rows_p, rows_e, rows_gt, rows_q, rows_pose, rows_exp = [], [], [], [], [], [], []
-    rows_f, rows_qd, rows_ph, rows_period = [], [], [], []
+    rows_f, rows_qd, rows_ph, rows_period, rows_est = [], [], [], [], []
     acc_touch, acc_force, acc_n = np.zeros(4, bool), np.zeros(4), 0
     ref_stance, ref_t, ref_dur = np.ones(4, bool), None, 0.0
     n_log = max(1, int(round(1.0 / (rate_hz * sim.dt))))
@@ -119,17 +165,22 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
             acc_force[:] = 0.0
             acc_n = 0
             rows_q.append(sim.joint_q())
-            rows_pose.append(pose7())
+            rows_pose.append(pose_gt())
+            if feed is not None:
+                rows_est.append(pose_estimate())
             rows_exp.append(ref_stance.copy())
             rows_qd.append(sim.joint_qd())
             rows_ph.append(float(np.clip((t - ref_t) / ref_dur, 0.0, 1.0)) if ref_t is not None and ref_dur > 0
                            else float("nan"))
         sim.step(1)
+        if feed is not None:
+            feed(step)
         step += 1
     return Recording(t=np.array(rows_t), pos=np.array(rows_p), eff=np.array(rows_e), truth=np.array(rows_gt, bool),
                      q=np.array(rows_q), pose=np.array(rows_pose), expected=np.array(rows_exp, bool), outcome=outcome,
                      force=np.array(rows_f), qd=np.array(rows_qd), phase=np.array(rows_ph),
-                     truth_period=np.array(rows_period, bool))
+                     truth_period=np.array(rows_period, bool),
+                     pose_est=np.array(rows_est) if feed is not None else None)
 
 
 @dataclass
@@ -169,6 +220,8 @@ def evidence(rec: Recording, params=None, noise: Noise | None = None) -> list:
     model = RobotModel.from_urdf_string(model_urdf())
     ev = ci.make_evidence(p, model, model_urdf())
     q, pose, eff = noise.apply(rec) if noise is not None else (rec.q, rec.pose, rec.eff)
+    if rec.pose_est is not None:   # recorded with pose_source "estimate": the pose the node would have seen
+        pose = rec.pose_est + (pose - rec.pose)
     return [ev.update(rec.t[k], q[k], pose[k], eff[k]) for k in range(len(rec.t))]
 
 
@@ -263,7 +316,7 @@ def effort_statistics(eff, truth, params=None):
 
 
 GAITS = ("crawl_forward", "crawl_backward", "turn_left")
-_FIELDS = ("t", "pos", "eff", "truth", "q", "pose", "expected", "force", "qd", "phase", "truth_period")
+_FIELDS = ("t", "pos", "eff", "truth", "q", "pose", "expected", "force", "qd", "phase", "truth_period", "pose_est")
 
 
 def save_recording(rec: Recording, path: str):
@@ -334,6 +387,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pose-noise-m", type=float, default=0.0, help="white noise on the pelvis position")
     ap.add_argument("--pose-noise-rad", type=float, default=0.0, help="white noise on the pelvis orientation")
     ap.add_argument("--effort-noise-nm", type=float, default=0.0, help="white noise on the joint efforts")
+    ap.add_argument("--pose-source", choices=POSE_SOURCES, default="ground_truth",
+                    help="the pelvis pose the controller, sequencer and fusion read: the simulator's, or the state "
+                         "estimator's (IMU with noise + leg odometry, as the sim node hosts it)")
     args = ap.parse_args(argv)
     noise = Noise(args.joint_noise_rad, args.pose_noise_m, args.pose_noise_rad, args.effort_noise_nm, args.seed)
     noise = noise if (noise.joint_rad or noise.pose_pos_m or noise.pose_rot_rad or noise.effort_nm) else None
@@ -345,13 +401,19 @@ def main(argv=None) -> int:
         if args.save and len(args.gait) != 1:
             ap.error("--save needs exactly one --gait")
         for g in args.gait:
-            rec = record_run(g, args.cycles, args.speed, args.rate_hz, seed=args.seed, noise_rad=args.init_noise_rad)
+            rec = record_run(g, args.cycles, args.speed, args.rate_hz, seed=args.seed, noise_rad=args.init_noise_rad,
+                             pose_source=args.pose_source)
             o = rec.outcome
             label = (f"{g}: {args.cycles} cycles at speed {args.speed}, seed {args.seed}: "
                      f"{o.status if o else 'timeout'} {o.reason if o else ''}, distance "
                      f"{o.distance_m if o else float('nan'):.3f} m")
             if args.save:
                 save_recording(rec, args.save)
+            if rec.pose_est is not None:
+                ok = np.all(np.isfinite(rec.pose_est), axis=1)
+                dz = rec.pose_est[ok, 2] - rec.pose[ok, 2]
+                label += (f"; estimate − truth: z {1e3 * np.mean(dz):+.1f} ± {1e3 * np.std(dz):.1f} mm, "
+                          f"horizontal end {1e2 * np.linalg.norm(rec.pose_est[-1, :2] - rec.pose[-1, :2]):.1f} cm")
             results[g] = report(rec, label, noise, args.all_methods, args.all_methods)
     print("\nsummary: fusion MCC per contact (LW RW LK RK | all) vs the sample-period ground truth; touchdown latency"
           + (f"; noise {noise}" if noise else ""))

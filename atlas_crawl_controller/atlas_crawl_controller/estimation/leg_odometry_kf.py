@@ -74,20 +74,29 @@ class LegOdometryKF:
         P[j:j + 3, j:j + 3] = P[0:3, 0:3] + np.eye(3) * self.p["kinematic_position_noise_m"] ** 2
 
     def slip_gate(self, R: np.ndarray, r_body: np.ndarray, rdot_body: np.ndarray, omega_body: np.ndarray,
-                  stance_weight: np.ndarray) -> np.ndarray:
+                  stance_weight: np.ndarray, consensus: bool = False) -> np.ndarray:
         """Stance weights with slipping contacts set to 0: contact i's pelvis velocity vᵢ = −R(ω × rᵢ + ṙᵢ) is
         tested against the prediction, d² = (vᵢ − v̂)ᵀ (P_vv + σ_v² I)⁻¹ (vᵢ − v̂) > ``slip_gate_chi2`` → slipping
         (or not really in contact). At least ``min_stance_contacts`` candidates are kept (the most consistent ones).
         Returns the new weights (4,). (Tested against the stance contacts' median velocity instead, the drift was
-        3-7x larger on the key-frame crawls: the robot rocks onto a diagonal and planned stance limbs slide together.)"""
+        3-7x larger on the key-frame crawls: the robot rocks onto a diagonal and planned stance limbs slide together.)
+        ``consensus``: the recovery after a long IMU-only stretch (the prediction itself has diverged, so it would
+        reject every contact): the contacts are tested against their component-wise median velocity with the
+        kinematic noise only; if none passes, all candidates are used."""
         w = np.clip(np.asarray(stance_weight, float), 0.0, 1.0).copy()
         gate = self.p["slip_gate_chi2"]
         if gate <= 0:
             return w
-        v_hat = self.kf.x[3:6, 0]
-        S = self.kf.P[3:6, 3:6] + np.eye(3) * self.p["kinematic_velocity_noise_m_per_s"] ** 2
         v = np.array([-R @ (np.cross(omega_body, r_body[i]) + rdot_body[i]) for i in range(N_CONTACTS)])
         cand_idx = np.flatnonzero(w > 0)
+        if consensus:
+            if cand_idx.size == 0:
+                return w
+            v_hat = np.median(v[cand_idx], axis=0)
+            S = np.eye(3) * self.p["kinematic_velocity_noise_m_per_s"] ** 2
+        else:
+            v_hat = self.kf.x[3:6, 0]
+            S = self.kf.P[3:6, 3:6] + np.eye(3) * self.p["kinematic_velocity_noise_m_per_s"] ** 2
         Si = np.linalg.inv(S)
         d2 = np.full(N_CONTACTS, np.inf)
         for i in cand_idx:
@@ -95,7 +104,8 @@ class LegOdometryKF:
             d2[i] = float(y @ Si @ y)
         bad = d2 > gate
         cand = w > 0
-        keep = min(int(self.p["min_stance_contacts"]), int(cand.sum()))
+        keep = int(cand.sum()) if consensus and bool(np.all(bad[cand])) else \
+            min(int(self.p["min_stance_contacts"]), int(cand.sum()))
         for i in np.argsort(d2):            # fewer than ``keep`` passed: keep the most consistent candidates
             if int((cand & ~bad).sum()) >= keep:
                 break

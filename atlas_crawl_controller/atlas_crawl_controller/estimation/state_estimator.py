@@ -134,6 +134,7 @@ class StateEstimator:
         self._t_touchdown = np.full(4, -np.inf)
         self._weight = np.ones(4)        # stance weights with the touchdown ramp (contact source)
         self._used = np.zeros(4)         # weights after the slip gate, as used by the last kinematic update
+        self._t_contact = None           # time of the last kinematic update that used a contact
         if hasattr(self.kin, "reset"):
             self.kin.reset()
         self.reason = "aligning: hold the robot still"
@@ -235,7 +236,12 @@ class StateEstimator:
             return True
         self._update_weights(self._t_imu)
         r, rd = self._joints
-        used = self.leg.slip_gate(R, r, rd, self._omega, self._weight)
+        t_now = t if self._t_imu is None else self._t_imu
+        if self._used.sum() > 0 or self._weight.sum() <= 0 or self._t_contact is None:
+            self._t_contact = t_now       # the last update with a kinematic contact (or none expected)
+        lim = self.params["leg.max_imu_only_s"]
+        used = self.leg.slip_gate(R, r, rd, self._omega, self._weight,
+                                  consensus=lim > 0 and t_now - self._t_contact > lim)
         for i in np.flatnonzero((used > 0) & ((self._used <= 0) | switched)):
             self.leg.anchor(int(i), R @ r[i])       # touchdown, end of a slip or a new lowest point
         self.leg.update(R, r, rd, self._omega, used, height_weight=self._weight, ground_z=self._ground_z(t))
