@@ -72,3 +72,33 @@ def test_plain_action_client_loses_the_response_in_the_window():
 
 def test_safe_action_client_gets_the_response():
     assert _goal_answered(SafeActionClient)
+
+
+def test_destroying_clients_while_the_executor_spins_keeps_it_alive():
+    """run_graph_trial destroys its clients while the graph's executor spins the node; rclpy's destroy() frees the
+    handle the executor may be about to wait on ("action client pointer is invalid" killed the executor)."""
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=random.SystemRandom().randint(201, 230))
+    node = rclpy.create_node("safe_action_client_destroy", context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    died = []
+
+    def spin():
+        try:
+            ex.spin()
+        except Exception as e:  # noqa: BLE001 — what the test looks for
+            died.append(e)
+    th = threading.Thread(target=spin, daemon=True)
+    th.start()
+    try:
+        for _ in range(200):
+            SafeActionClient(node, Crawl, "/destroy_test_crawl").destroy()
+        time.sleep(0.2)
+        assert not died, died
+        assert th.is_alive()
+    finally:
+        ex.shutdown(timeout_sec=2.0)
+        th.join(timeout=2.0)
+        node.destroy_node()
+        rclpy.try_shutdown(context=ctx)

@@ -46,6 +46,12 @@ class SafeActionClient(ActionClient):
         with self._send_lock:
             return super()._cancel_goal_async(*args, **kwargs)
 
+    def destroy(self):
+        """Detach from the node only. rclpy's destroy() frees the handle first, and an executor spinning the node in
+        another thread may already hold the client in its wait list: it then dies with "action client pointer is
+        invalid" (seen in estimator_graph). The handle is freed when the last reference goes."""
+        self._node.remove_waitable(self)
+
 ACTION_TYPES = {"crawl": (Crawl, topics.CRAWL), "turn": (Turn, topics.TURN), "roll": (Roll, topics.ROLL),
                 "recover": (Recover, topics.RECOVER), "crawl_to": (CrawlTo, topics.CRAWL_TO)}
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
