@@ -1,12 +1,15 @@
 """Tune the contact-fusion parameters (contact_inference_parameters.yaml, fusion.*) with optuna (TPE).
 
-    python lab/contact_fusion_tune.py [--gait crawl_forward] [--cycles 3] [--trials 300] [--seed 0]
+    python lab/contact_fusion_tune.py [--gait crawl_forward [crawl_backward ...]] [--cycles 3] [--trials 300] [--seed 0]
                                       [--check crawl_backward turn_left turn_right] [--check-seed 1]
+                                      [--conditions exact noisy estimate]
 
 Records the training crawl in MuJoCo (atlas_crawl_eval.contact_inference_eval.record_run), then maximises the mean
 per-limb MCC of the fusion estimator against the sample-period ground truth, averaged over two input conditions:
 exact (the simulator's joints and pelvis pose, as the sim node publishes them by default) and noisy (``NOISE``:
 white noise on joints, pelvis pose and efforts), so the optimum does not hinge on micrometre-exact kinematics.
+``--conditions ... estimate`` adds the graph's default: the same crawl with the state estimator in the loop
+(``record_run(pose_source="estimate")``) and the fusion reading its pose.
 The kinematics of every sample are computed once per condition; a trial re-runs only the filters.
 
 Then prints the best parameters and, for them, the per-limb MCC and touchdown latency on gaits and a simulator seed
@@ -71,6 +74,8 @@ def prepare(rec, noise):
     from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
     from atlas_description import LIMB_LINKS, model_urdf
     q, pose, eff = noise.apply(rec) if noise is not None else (rec.q, rec.pose, rec.eff)
+    if rec.pose_est is not None:
+        pose = rec.pose_est
     lm = LimbContactModel(RobotModel.from_urdf_string(model_urdf()), model_urdf(), LIMB_LINKS)
     samples = [lm.evaluate(q[k], quat_xyzw_to_R(pose[k, 3:]), pose[k, :3]) for k in range(len(rec.t))]
     return dict(rec=rec, q=q, pose=pose, eff=eff, lm=lm, samples=samples)
@@ -97,11 +102,12 @@ def score(prep, params):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gait", default="crawl_forward")
+    ap.add_argument("--gait", nargs="+", default=["crawl_forward"], help="training gait(s)")
     ap.add_argument("--cycles", type=int, default=3)
     ap.add_argument("--trials", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0, help="optuna sampler seed")
     ap.add_argument("--check", nargs="*", default=["crawl_backward", "turn_left", "turn_right"])
+    ap.add_argument("--conditions", nargs="+", default=["exact", "noisy"], choices=["exact", "noisy", "estimate"])
     ap.add_argument("--check-seed", type=int, default=1, help="simulator seed of the check runs (0.02 rad initial "
                                                                 "joint noise)")
     a = ap.parse_args(argv)
@@ -111,8 +117,10 @@ def main(argv=None) -> int:
 
     base = ci.default_parameters()
     noise = Noise(**NOISE, seed=3)
-    train = record_run(a.gait, a.cycles)
-    preps = [prepare(train, None), prepare(train, noise)]
+    trains = {g: record_run(g, a.cycles) for g in a.gait}
+    conds = {"exact": lambda g: prepare(trains[g], None), "noisy": lambda g: prepare(trains[g], noise),
+             "estimate": lambda g: prepare(record_run(g, a.cycles, pose_source="estimate"), None)}
+    preps = [conds[c](g) for g in a.gait for c in a.conditions]
 
     def objective(tr):
         x = {k: (tr.suggest_float(k, lo, hi, log=lg)) for k, (lo, hi, lg) in SPACE.items()}
@@ -130,14 +138,19 @@ def main(argv=None) -> int:
                base["fusion.torque_noise_nm"][0 if "arm" in k else 2]) for k in SPACE}
     study.enqueue_trial({k: float(np.clip(v, SPACE[k][0], SPACE[k][1])) for k, v in cur.items()})
     study.optimize(objective, n_trials=a.trials, show_progress_bar=True)
-    print(f"best mean MCC on {a.gait} (exact + noisy): {study.best_value:.3f}")
+    print(f"best mean MCC on {a.gait} ({' + '.join(a.conditions)}): {study.best_value:.3f}")
     for k, v in study.best_params.items():
         print(f"  fusion.{k}: {v:.6g}")
     best = to_params(base, study.best_params)
-    runs = [(a.gait, train, 0)] + [(g, record_run(g, a.cycles, seed=a.check_seed, noise_rad=0.02), a.check_seed)
+    runs = [(g, trains[g], 0) for g in a.gait] + [(g, record_run(g, a.cycles, seed=a.check_seed, noise_rad=0.02), a.check_seed)
                                    for g in a.check]
+    if "estimate" in a.conditions:
+        runs += [(g + "/estimate", record_run(g, a.cycles, seed=a.check_seed, noise_rad=0.02, pose_source="estimate"),
+                  a.check_seed) for g in list(a.gait) + list(a.check)]
     for g, rec, sd in runs:
         for cond, nz in (("exact", None), ("noisy", Noise(**NOISE, seed=11))):
+            if rec.pose_est is not None and cond == "noisy":
+                continue
             pp = prepare(rec, nz)
             m, table = score(pp, best)
             ls = latency_summary(touchdown_latency_s(fusion_on(pp, best), rec.truth_period, rec.t))

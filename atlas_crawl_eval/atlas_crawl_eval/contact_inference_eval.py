@@ -67,8 +67,8 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
     none runs) and the phase ``(t − t_sent) / duration_s`` of that reference, clipped to [0, 1].
 
     ``pose_source`` "estimate": the sim node's state estimator runs as it does there (noisy IMU every control period,
-    joints at ``estimator.joint_rate_hz`` with the core's expected stance, the height map at 2 Hz; 2.5 s of
-    alignment before the goal) and ``pose_est`` records its pose; the controller and the sequencer read it too
+    joints at ``estimator.joint_rate_hz`` with the core's expected stance, the height map at 2 Hz; ≥ 2.5 s of
+    rest, until aligned, before the goal) and ``pose_est`` records its pose; the controller and the sequencer read it too
     unless ``estimate_in_loop`` is False (then they read the ground truth). ``pose`` stays the ground truth."""
     if pose_source not in POSE_SOURCES:
         raise ValueError(f"pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
@@ -105,11 +105,13 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
             if k % n_imu == 0:
                 est.update_imu(t, *noise.imu(t, *sim.imu_true(), n_imu * sim.dt))
 
-        for k in range(2500):
+        k = 0
+        while not (est.running and k >= 2500) and k < 8000:     # ≥ 2.5 s; the robot must settle to align
             sim.step(1)
             feed(k)
+            k += 1
         if not est.running:
-            raise RuntimeError(f"state estimator did not align in 2.5 s: {est.reason}")
+            raise RuntimeError(f"state estimator did not align in 8 s: {est.reason}")
     else:
         sim.step(500)
     core.activate(sim.joint_q())
