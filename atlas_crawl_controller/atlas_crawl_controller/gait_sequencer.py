@@ -854,6 +854,10 @@ class GaitSequencer:
         ``-sign(direction) * k_phi * e_n`` (e_n: the pelvis's lateral offset from the start line). ~10 ms."""
         from .cartesian import generator_cycle
         g = run.gen
+        pos = getattr(support, "positions", None) if support is not None else None
+        if pos is not None and run.planned_cycles > 0 and self.params["generator.max_resync_m"] > 0:
+            g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(
+                4 * run.planned_cycles, pos, self.params["generator.max_resync_m"])
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))

@@ -167,3 +167,34 @@ def test_blend_commands_displace_pattern_by_command(vx, vy, wz):
 def test_sequence_timing():
     s = ContactSequence(0.8, 0.6, 0.5)
     assert s.step_at(0.49) == -1 and s.step_at(0.5) == 0 and s.step_at(0.5 + 1.4 * 3 + 0.1) == 3
+
+
+@pytest.mark.parametrize("vx", [0.035, -0.035, 0.0])
+def test_resync_pulls_the_plan_back_to_a_lagging_robot(vx):
+    """The robot's contacts lag the planned ones by 6 cm along the travel and 3 cm sideways at the cycle boundary:
+    the rest of the plan moves by that offset (bounded in norm); what was already sent is not rewritten."""
+    g = gen(CrawlCommand(vx, 0, 0.0 if vx else 0.1), cycles=3)
+    k = 4
+    before = [c.copy() for c in g.contacts]
+    sign = math.copysign(1.0, vx) if vx else 1.0
+    measured = before[k].copy()
+    off = np.array([-sign * 0.06, 0.03])
+    measured[:, :2] += off
+    shift = g.resync(k, measured, max_shift_m=0.1)
+    assert shift == pytest.approx(float(np.linalg.norm(off)))
+    for j in range(k, len(g.contacts)):
+        assert np.allclose(g.contacts[j][:, :2] - before[j][:, :2], [off] * 4, atol=1e-9)
+    assert all(np.array_equal(g.contacts[j], before[j]) for j in range(k))
+    g2 = gen(CrawlCommand(vx, 0, 0.0 if vx else 0.1), cycles=3)
+    assert g2.resync(k, measured, max_shift_m=0.02) == pytest.approx(0.02)
+    assert np.allclose(g2.contacts[k][:, :2] - before[k][:, :2], [off / np.linalg.norm(off) * 0.02] * 4)
+
+
+def test_resync_ignores_bad_measurements():
+    g = gen(CrawlCommand(0.035, 0, 0), cycles=2)
+    before = [c.copy() for c in g.contacts]
+    bad = before[4].copy()
+    bad[0, 0] = float("nan")
+    assert g.resync(4, bad, 0.1) == 0.0
+    assert g.resync(4, before[4] + 0.05, 0.0) == 0.0
+    assert all(np.array_equal(a, b) for a, b in zip(g.contacts, before))

@@ -24,7 +24,7 @@ from .command import CommandError, CommandLimits, CrawlCommand
 from .com_plan import CoMPlan
 from .contact_sequence import LIMB_NAMES, ContactSequence
 from .feedback import PlacementFeedback
-from .placement import FootPlacement
+from .placement import FootPlacement, rot2
 
 __all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "parameter_set"]
 
@@ -124,6 +124,30 @@ class CrawlGaitGenerator:
         r, th = self.ref[k]
         self.ref[k] = (r, th + float(dtheta_rad))
         self._plan_from(k)
+
+    def resync(self, k: int, measured_contacts, max_shift_m: float) -> float:
+        """Re-sync at step boundary ``k`` (a host that measures once per cycle): the pattern reference
+        :math:`r_k` and the contacts from ``k`` on move by the (measured − planned) contact centroid, at most
+        ``max_shift_m``, and the steps from ``k`` on are planned again. A robot whose limbs land short of or beside
+        the footholds (slip, a slope) would otherwise fall ever further behind a reference that advances at the
+        commanded speed, until the targets leave its reach (the backward Cartesian crawl through the graph: "target
+        of LK is 1.17 m from the pelvis", 0.3-0.5 m between the held stance targets and the limbs after 8 cycles).
+        The heading and the travel direction stay with the steering feedback. Returns the shift's norm [m];
+        non-finite measurements change nothing."""
+        m = np.asarray(measured_contacts, float).reshape(4, 3)
+        if not (0 <= k < self.n_steps) or not np.all(np.isfinite(m[:, :2])) or not max_shift_m > 0:
+            return 0.0
+        e = m[:, :2].mean(axis=0) - self.contacts[k][:, :2].mean(axis=0)
+        n = float(np.linalg.norm(e))
+        if n > max_shift_m:
+            e *= max_shift_m / n
+        r, th = self.ref[k]
+        self.ref[k] = (np.asarray(r, float) + e, th)
+        cs = self.contacts[k].copy()
+        cs[:, :2] += e
+        self.contacts[k] = cs
+        self._plan_from(k)
+        return float(np.linalg.norm(e))
 
     def steps(self, time_scale: float = 1.0) -> list:
         """The plan as controller-core references (the sequencer's Cartesian steps): per gait step a four-point
