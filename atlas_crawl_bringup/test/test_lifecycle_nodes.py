@@ -117,6 +117,12 @@ def test_gait_sequencer_rejects_goals_unless_active(stack):
     assert not r.successful
     r = stack.sequencer.set_parameters([Parameter("gaits.crawl_forward", value="no_such_gait")])[0]
     assert not r.successful and "cannot load" in r.reason
+    # the pose is the state estimator's: it is published once the estimator has aligned (2 s of sim time after
+    # start); a goal before that is rightly rejected ("no pelvis pose received yet"), so wait for the first pose
+    t0 = time.monotonic()
+    while stack.sequencer._pose is None and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    assert stack.sequencer._pose is not None
     # deactivate during a goal: the goal ends (aborted, with the reason), nothing hangs
     import threading
     out = {}
