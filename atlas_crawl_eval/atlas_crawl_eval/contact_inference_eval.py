@@ -88,22 +88,14 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
     if pose_source == "estimate":
         from atlas_crawl_mujoco.sensors import SensorNoise
         from atlas_crawl_controller.estimation import StateEstimator, default_params
-        from atlas_crawl_controller.height_map import HeightMap
-        from atlas_crawl_mujoco.height_map import sample_height_map
+        from .estimator_eval import feed_estimator
         est, noise = StateEstimator(default_params()), SensorNoise(None, seed=seed)
         est.reset(pose_gt(), sim.time)
         n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
         n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
 
         def feed(k):
-            t = sim.time
-            if k % n_map == 0:
-                h, o = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
-                est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], o[0], o[1], h.ravel()))
-            if k % n_js == 0:
-                est.update_joints(t, *noise.joints(sim.joint_q(), sim.joint_qd()), core.expected_stance)
-            if k % n_imu == 0:
-                est.update_imu(t, *noise.imu(t, *sim.imu_true(), n_imu * sim.dt))
+            feed_estimator(sim, est, noise, k, core.expected_stance, n_js, n_map, n_imu)
 
         k = 0
         while not (est.running and k >= 2500) and k < 8000:     # ≥ 2.5 s; the robot must settle to align

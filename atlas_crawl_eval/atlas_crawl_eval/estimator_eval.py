@@ -87,8 +87,6 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
 
     name, reverse = resolve_script(behaviour)
     script = keyframes.load_script(name)
-    from atlas_crawl_controller.height_map import HeightMap
-    from atlas_crawl_mujoco.height_map import sample_height_map
     sim = AtlasSim(params={"scene": scene} if scene else None, seed=seed)
     noise = SensorNoise(noise_overrides, seed=seed)
     n_map = max(1, int(round(1.0 / (map_rate_hz * sim.dt))))
@@ -121,18 +119,11 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
             initialised = True
         if not initialised:
             return
-        if k % n_js == 0:
-            qn, qdn = noise.joints(sim.joint_q(), sim.joint_qd())
-            st = {"planned": stance, "ground_truth": sim.limb_contacts()[0], "all": np.ones(4, bool)}[contacts]
-            if not est.update_joints(t, qn, qdn, st) and est.reason and est.reason not in reasons:
-                reasons.append(est.reason)
-        if k % n_map == 0:        # the height map the sim node publishes (ground truth standing in for a lidar map)
-            h, origin = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
-            est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], origin[0], origin[1], h.ravel()))
-        if k % n_imu == 0:
-            g, a = noise.imu(t, *sim.imu_true(), n_imu * dt)
-            if not est.update_imu(t, g, a) and est.reason and est.reason not in reasons:
-                reasons.append(est.reason)
+        st = {"planned": stance, "ground_truth": sim.limb_contacts()[0], "all": np.ones(4, bool)}[contacts] \
+            if k % n_js == 0 else None
+        for why in feed_estimator(sim, est, noise, k, st, n_js, n_map, n_imu):
+            if why not in reasons:
+                reasons.append(why)
 
     def sample(stance, cyc, kf):
         before = len(log.rows["time_s"])
@@ -182,6 +173,25 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
     est_arrays = _estimated_arrays(arrays, est_rows)
     est_log = TrialLog(**_trial_arrays(est_arrays))
     return EstimatorRun(behaviour, gt, est_log, np.array(valid, bool), wall, reasons)
+
+
+def feed_estimator(sim, est, noise, k: int, stance, n_js: int, n_map: int, n_imu: int) -> list:
+    """Physics step ``k``: feed ``est`` from ``sim`` as the sim node does — noisy joints with ``stance`` every
+    ``n_js`` steps, the ground-truth height map (standing in for a lidar map) every ``n_map``, a noisy IMU sample
+    (:class:`atlas_crawl_mujoco.sensors.SensorNoise` ``noise``) every ``n_imu``. Returns the reasons of refused
+    updates."""
+    from atlas_crawl_controller.height_map import HeightMap
+    from atlas_crawl_mujoco.height_map import sample_height_map
+    t, out = sim.time, []
+    if k % n_js == 0 and not est.update_joints(t, *noise.joints(sim.joint_q(), sim.joint_qd()), stance) \
+            and est.reason:
+        out.append(est.reason)
+    if k % n_map == 0:
+        h, origin = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
+        est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], origin[0], origin[1], h.ravel()))
+    if k % n_imu == 0 and not est.update_imu(t, *noise.imu(t, *sim.imu_true(), n_imu * sim.dt)) and est.reason:
+        out.append(est.reason)
+    return out
 
 
 def _trial_arrays(arrays: dict) -> dict:
