@@ -4,6 +4,7 @@ crawl in MuJoCo physics hosted the way the sim node hosts the core (update at ``
 Usage::
 
     python lab/cartesian_core_benchmark.py [--cycles 1] [--com-modulation] [--backward] [--keyframe-cycles 1]
+        [--trials 1] [--noise-rad 0.01]
         [--set name=value ...]     # crawl tracker parameters (config/crawl_tracker_parameters.yaml)
 
 Cartesian: the start stance of ``atlas_crawl_eval.iik_crawl`` (nominal four-point stance), then the references
@@ -81,10 +82,14 @@ def _stats(a_s) -> str:
             f"max {ms.max():7.3f} ms")
 
 
-def run_cartesian(a, overrides):
-    sim = AtlasSim(seed=0)
+def run_cartesian(a, overrides, trial=0):
+    sim = AtlasSim(seed=trial)
     if a.start == "nominal":
         start_stance(sim, robot_model())
+        if trial > 0 and a.noise_rad > 0:   # seeded servo-target noise, settled (trial 0: the exact stance)
+            q = sim.joint_q() + np.random.default_rng(trial).uniform(-a.noise_rad, a.noise_rad, sim.joint_q().shape)
+            sim.set_joint_targets(q)
+            sim.step(500)
     else:   # what the embedded graph starts from (sim node initial_pose)
         script = load_script(a.start)
         quat = getattr(script, "start_quat_wxyz", None) or (1.0, 0.0, 0.0, 0.0)
@@ -145,18 +150,27 @@ def main(argv=None):
     ap.add_argument("--start", default="nominal",
                     help="start pose of the Cartesian crawl: nominal (iik_crawl's start stance) or a gait script's "
                          "first key-frame, e.g. crawl_forward (the embedded graph's initial pose)")
+    ap.add_argument("--trials", type=int, default=1, help="fresh simulators; timings pooled")
+    ap.add_argument("--noise-rad", type=float, default=0.01, help="start noise of trials k > 0")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="crawl tracker parameters, e.g. iik.max_iterations=2 solve_rate_hz=250")
     a = ap.parse_args(argv)
     import yaml
     overrides = {k: yaml.safe_load(v) for k, v in (s.split("=", 1) for s in a.set)}
-    cart = run_cartesian(a, overrides)
+    runs = [run_cartesian(a, overrides, k) for k in range(a.trials)]
     kf = run_keyframe(a)
     print(f"Cartesian crawl ({a.cycles} cycle(s), {'backward' if a.backward else 'forward'}, com_modulation "
-          f"{a.com_modulation}, tracker overrides {overrides or 'none'}), core at {a.rate:g} Hz:")
-    print(f"  references {cart['sent']}/{cart['n_refs']}, plan {cart['plan_s']:.2f} s, ran {cart['sim_s']:.2f} s; "
-          f"forward {cart['forward_m']:+.3f} m, lateral {cart['lateral_m']:+.3f} m, turn {cart['turn_deg']:+.1f} deg, "
-          f"pelvis z {cart['pelvis_z']:.3f} m, fell {cart['fell']} {cart['reason']}")
+          f"{a.com_modulation}, tracker overrides {overrides or 'none'}), core at {a.rate:g} Hz, {a.trials} trial(s) "
+          f"(trial k > 0: seeded ±{a.noise_rad:g} rad servo-target noise at the start):")
+    for k, c in enumerate(runs):
+        print(f"  trial {k}: references {c['sent']}/{c['n_refs']}, plan {c['plan_s']:.2f} s, ran {c['sim_s']:.2f} s; "
+              f"forward {c['forward_m']:+.3f} m ({c['forward_m'] / c['sim_s']:.4f} m/s), lateral {c['lateral_m']:+.3f} m, "
+              f"turn {c['turn_deg']:+.1f} deg, pelvis z {c['pelvis_z']:.3f} m, fell {c['fell']} {c['reason']}")
+    if len(runs) > 1:
+        v = [c["forward_m"] / c["sim_s"] for c in runs]
+        print(f"  mean over trials: {np.mean(v):.4f} m/s, |lateral| {np.mean([abs(c['lateral_m']) for c in runs]):.3f} m, "
+              f"|turn| {np.mean([abs(c['turn_deg']) for c in runs]):.1f} deg, falls {sum(c['fell'] for c in runs)}")
+    cart = dict(wall=np.concatenate([c["wall"] for c in runs]), solved=np.concatenate([c["solved"] for c in runs]))
     s = cart["solved"]
     print(f"  all updates       wall {_stats(cart['wall'])}")
     print(f"  solve updates     wall {_stats(cart['wall'][s])}")

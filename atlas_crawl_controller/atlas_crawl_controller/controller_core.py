@@ -569,8 +569,9 @@ class CrawlControllerCore:
         """Final guard: NaN → last safe, rate limit, clamp; updates the last safe command."""
         cmd = np.where(np.isfinite(target), target, self._safe)
         vmax = self.params["max_command_velocity_radps"] * max(dt, 0.0)
-        limited = np.clip(cmd, self._safe - vmax, self._safe + vmax)
-        out = np.clip(limited, self.lower, self.upper)
+        # np.minimum/np.maximum: np.clip's result at ~1/5 of its dispatch cost (this runs every tick)
+        limited = np.minimum(np.maximum(cmd, self._safe - vmax), self._safe + vmax)
+        out = np.minimum(np.maximum(limited, self.lower), self.upper)
         if not np.array_equal(out, cmd):
             self._status.clamped_commands += 1
         self._cmd[:] = out

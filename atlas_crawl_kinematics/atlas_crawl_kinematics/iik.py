@@ -301,13 +301,24 @@ class IIKSolver:
             if not ((w_task >= MIN_WEIGHT) & (w_task <= MAX_WEIGHT)).all():
                 raise InvalidTargetError(f"task weights must lie in [{MIN_WEIGHT:g}, {MAX_WEIGHT:g}]: refused")
         ori = {}
-        for f, R in (orientations or {}).items():
-            if f not in self.frames and f not in m.frame_names:
-                raise InvalidTargetError(f"unknown orientation frame {f!r}")
-            Rm = _finite(R, (3, 3), f"orientation target of {f}")
-            if not (np.abs(Rm.T @ Rm - _I3) <= _ORTHO_TOL).all():   # = np.allclose(RᵀR, I, atol=1e-6), 10x faster
-                raise InvalidTargetError(f"orientation target of {f} is not a rotation matrix")
-            ori[f] = Rm
+        if orientations:
+            for f in orientations:
+                if f not in self.frames and f not in m.frame_names:
+                    raise InvalidTargetError(f"unknown orientation frame {f!r}")
+            try:    # one batched check (the per-frame loop below only names the culprit)
+                O = np.asarray(list(orientations.values()), dtype=float)
+                ok = O.shape == (len(orientations), 3, 3) and math.isfinite(O.sum()) and \
+                    bool((np.abs(O.transpose(0, 2, 1) @ O - _I3) <= _ORTHO_TOL).all())
+            except (TypeError, ValueError):
+                ok = False
+            if ok:
+                ori = dict(zip(orientations, O))
+            else:
+                for f, R in orientations.items():
+                    Rm = _finite(R, (3, 3), f"orientation target of {f}")
+                    if not (np.abs(Rm.T @ Rm - _I3) <= _ORTHO_TOL).all():   # = np.allclose(RᵀR, I, atol=1e-6)
+                        raise InvalidTargetError(f"orientation target of {f} is not a rotation matrix")
+                    ori[f] = Rm
         c_star = None if com_target is None else _bounded(_finite(com_target, (3,), "com_target"), "com_target")
         u, u1, u2 = self._up_basis(up)
         floating = self.mode == "floating"

@@ -40,3 +40,24 @@ def test_compiled_margin_point_matches_the_reference():
         m = float(rng.uniform(0.0, 0.08))
         ref = margin_point(start, pts, m, polygon=small_hull(pts))
         assert np.allclose(fast_margin_point(start, pts, m), ref, atol=1e-9), (pts, start, m)
+
+
+def test_compiled_small_hull_is_the_python_monotone_chain(monkeypatch):
+    """Same vertices in the same order, bit for bit, including ties, duplicates and collinear points (which both
+    hand to qhull)."""
+    rng = np.random.default_rng(4)
+    cases = []
+    for k in range(2000):
+        p = rng.normal(size=(int(rng.integers(3, 5)), 2))
+        if k % 3 == 0:
+            p = np.round(p, 1)          # equal x: the (x, y) sort order decides
+        if k % 7 == 0:
+            p[1] = p[0]                 # duplicate point
+        if k % 11 == 0:
+            p[:, 1] = 2.0 * p[:, 0]     # collinear
+        cases.append(p)
+    compiled = [small_hull(p) for p in cases]
+    monkeypatch.setattr(iik_fast, "HAVE_NUMBA", False)
+    for p, c in zip(cases, compiled):
+        ref = small_hull(p)
+        assert c.shape == ref.shape and np.array_equal(c, ref), p

@@ -141,7 +141,8 @@ class CrawlTracker:
                    servo_sag=ServoSagIntegral(p["sag.ki_per_s"], p["sag.limit_rad"]), press=Press(p["press_m"]),
                    seek=GroundSeek(p["seek.speed_m_per_s"], p["seek.max_m"]),
                    iik_params=IIKParams.improved(max_iterations=p["iik.max_iterations"],
-                                                 convergence_m=p["iik.convergence_m"], backend=p["iik.backend"]),
+                                                 convergence_m=p["iik.convergence_m"], backend=p["iik.backend"],
+                                                 no_progress_m=p["iik.no_progress_m"]),
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
                    margin_m=p["com.margin_m"])
 

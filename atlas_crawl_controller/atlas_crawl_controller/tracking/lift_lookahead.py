@@ -29,7 +29,10 @@ class LiftLookahead:
             return used
         ahead = used.copy()
         stance_at = getattr(plan, "stance_at", None)   # a plan may answer the stance without a full sample
-        for dtl in np.linspace(period_s, self.horizon_s, 6):
+        key = (period_s, self.horizon_s)
+        if getattr(self, "_key", None) != key:
+            self._key, self._offsets = key, np.linspace(period_s, self.horizon_s, 6).tolist()
+        for dtl in self._offsets:
             t = min(end_s, t_plan + dtl)
             ahead &= plan.sample(t).stance if stance_at is None else stance_at(t)
         return ahead if ahead.sum() >= 3 else used
