@@ -292,3 +292,45 @@ def test_turn_result_is_unwrapped_past_half_a_turn():
     assert expected > math.pi   # the case that used to wrap
     assert out.heading_change_rad == pytest.approx(expected, abs=1e-6)
     assert heading_from_quat(h.pose[3:7]) - h0 == pytest.approx(math.remainder(expected, 2 * math.pi), abs=1e-6)
+
+
+class LaggingHarness(Harness):
+    """Support as the sequencer node sees it: a SupportState message (contact inference) turned back by
+    ``support_from_msg``; the measured limbs sit ``lag_m`` behind the last reference's targets (in x)."""
+
+    def __init__(self, params, with_positions: bool, lag_m: float = 0.05):
+        super().__init__(params)
+        self.with_positions, self.lag_m = with_positions, lag_m
+
+    def support(self):
+        from atlas_crawl_controller.nodes.conversions import support_from_msg, support_to_msg
+        last = [r for r in self.refs if r.contact_targets is not None]
+        pts = np.asarray(last[-1].contact_targets, float) - [self.lag_m, 0.0, 0.0] if last else np.zeros((4, 3))
+        msg = support_to_msg(np.ones(4, bool), np.ones(4), 0, pts, pts[:3, :2], pts[:, :2].mean(axis=0), 0.1,
+                             True, "world")
+        s = support_from_msg(msg, 0.0)
+        if not self.with_positions:   # what the node's tick passed before: contact flags only
+            del s.positions, s.com_xy
+        return s
+
+
+@pytest.mark.parametrize("with_positions", [True, False])
+def test_generator_resyncs_to_the_positions_of_the_support_message(with_positions):
+    """The node hands the sequencer the measured contact positions every tick, so the generator re-syncs its
+    footholds to a lagging robot at each cycle boundary (without them it never did, and the graph's backward
+    Cartesian crawl aborted with 'target of LK is 1.17 m from the pelvis')."""
+    pytest.importorskip("atlas_crawl_msgs.msg")
+    p = parameter_set().values({"generator.enabled": True})
+    g, why = validate_crawl(crawl_goal(method=1, cycles=3, speed_scale=3.0), p, iik_available=True)
+    assert g is not None, why
+    h = LaggingHarness(p, with_positions)
+    h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    gen = h.seq._run.gen
+    out = h.run(60.0)
+    assert out is not None and out.status == "succeeded", out
+    if with_positions:
+        assert gen["resync_m"] == pytest.approx(2 * 0.05, abs=0.02)   # two cycle boundaries, 5 cm each
+    else:
+        assert gen.get("resync_m", 0.0) == 0.0

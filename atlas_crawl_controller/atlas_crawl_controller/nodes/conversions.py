@@ -1,6 +1,8 @@
 """Conversions between the plain-Python types of the core and atlas_crawl_msgs / common ROS messages."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
 from geometry_msgs.msg import Point, Pose
@@ -92,3 +94,14 @@ def support_to_msg(in_contact, confidence, method: int, positions, polygon_xy, c
     m.stability_margin_m = float(margin) if np.isfinite(margin) else -1e9
     m.statically_stable = bool(stable)
     return m
+
+
+def support_from_msg(m: SupportState, age_s: float = 0.0) -> SimpleNamespace:
+    """The gait sequencer's view of a SupportState: ``in_contact`` (4,), ``stability_margin_m``,
+    ``statically_stable``, ``age_s`` and the measured contact ``positions`` (4, 3) and ``com_xy`` (2,) (the gait
+    generator re-syncs its footholds to these once per cycle)."""
+    return SimpleNamespace(in_contact=np.array([c.in_contact for c in m.contacts], bool),
+                           stability_margin_m=m.stability_margin_m, statically_stable=m.statically_stable,
+                           age_s=float(age_s),
+                           positions=np.array([[c.position.x, c.position.y, c.position.z] for c in m.contacts]),
+                           com_xy=np.array([m.com_projection.x, m.com_projection.y]))

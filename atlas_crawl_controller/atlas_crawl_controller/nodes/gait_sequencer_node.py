@@ -51,7 +51,6 @@ import json
 import math
 import threading
 import time
-from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
@@ -71,7 +70,7 @@ from .. import velocity_command as vc
 from ..controller_core import Mode, Reference
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
-from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg
+from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg, support_from_msg
 
 ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL),
            gs.RECOVER: (Recover, topics.RECOVER), gs.CRAWL_TO: (CrawlTo, topics.CRAWL_TO)}
@@ -311,9 +310,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._vel_mode = True
         self._vel_planning = True
         pose = self._pose.copy()
-        sm = self._support
-        sup = SimpleNamespace(positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
-                              com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
+        sup = support_from_msg(self._support)
 
         def work():
             run, err = None, None
@@ -438,10 +435,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             pose = self._pose_or_zero()
             sup = None
             if self._support is not None:
-                sm = self._support
-                sup = SimpleNamespace(
-                    positions=np.array([[c.position.x, c.position.y, c.position.z] for c in sm.contacts]),
-                    com_xy=np.array([sm.com_projection.x, sm.com_projection.y]))
+                sup = support_from_msg(self._support)
         box = {}
 
         def work():
@@ -610,11 +604,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         st = self._status
         support = None
         if self._support is not None:
-            s = self._support
-            support = SimpleNamespace(in_contact=np.array([c.in_contact for c in s.contacts], bool),
-                                      stability_margin_m=s.stability_margin_m,
-                                      statically_stable=s.statically_stable,
-                                      age_s=time.monotonic() - self._support_wall)
+            # with the measured contact positions: the gait generator re-syncs to them once per cycle (without
+            # them the graph's backward Cartesian crawl ran its footholds out of reach, "target of LK is 1.17 m")
+            support = support_from_msg(self._support, time.monotonic() - self._support_wall)
         out = self._seq.tick(t, st, support, self._pose_or_zero())
         if out.reference is not None:
             self._publish_ref(out.reference)
