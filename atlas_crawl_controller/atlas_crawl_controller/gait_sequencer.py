@@ -141,6 +141,7 @@ class MotionGoal:
     description: str = ""
     method: str = "keyframe"        # keyframe | iik | com_modulated (Cartesian phases, thesis §4.2-4.3)
     direction: int = 1              # +1 forward, -1 backward (Cartesian plan)
+    turn_sense: int = 0             # turn goals: +1 left, -1 right (0: by angle / not a turn)
     gait: str = "static"            # static (tripod) | diagonal (dynamic pairs, Crawl GAIT_DIAGONAL)
     roll_to: str = ""               # roll goals: "back" | "belly" (end posture checked at the end)
     target: Optional[object] = None  # crawl_to goals: velocity_command.CrawlToTarget
@@ -265,6 +266,7 @@ def validate_turn(goal, p: ParamValues):
     script = p["gaits.turn_left"] if d == "left" else p["gaits.turn_right"]
     return MotionGoal(kind=TURN, script=script, loop_mode="full", cycles=int(goal.cycles),
                       time_scale=1.0 / float(goal.speed_scale), max_cycles=p["max_cycles"],
+                      turn_sense=1 if d == "left" else -1,
                       description=f"turn {d} {goal.cycles} cycles"), ""
 
 
@@ -1105,6 +1107,29 @@ class GaitSequencer:
                          joint_positions_rad=kf.q[kf.selected], duration_s=kf.duration_s,
                          sender=getattr(self, "sender", ""))
 
+    def _progress_shortfall(self, run: _Run, pose) -> str:
+        """Why a cycles-bounded Crawl / Turn did not do what it was asked ('' when it did): the signed distance along
+        the start heading (× direction) or the heading change (× turn sense) must reach ``success.min_*_per_cycle``
+        times the cycles completed. Distance / angle goals have their own check (_goal_met)."""
+        g = run.goal
+        n = run.cycles_completed
+        if n <= 0 or g.distance_m > 0 or g.angle_rad != 0:
+            return ""
+        m = self._measure(run, pose)
+        if g.kind == CRAWL:
+            need = self.params["success.min_crawl_progress_m_per_cycle"] * n
+            got = float(g.direction) * m["distance_m"]
+            if need > 0 and not got >= need:
+                return (f"no progress: moved {got:+.3f} m {'backward' if g.direction < 0 else 'forward'} in "
+                        f"{n} cycles (at least {need:.3f} m required; success.min_crawl_progress_m_per_cycle)")
+        elif g.kind == TURN and g.turn_sense:
+            need = self.params["success.min_turn_progress_rad_per_cycle"] * n
+            got = float(g.turn_sense) * m["heading_change_rad"]
+            if need > 0 and not got >= need:
+                return (f"no progress: turned {got:+.3f} rad {'left' if g.turn_sense > 0 else 'right'} in {n} "
+                        f"cycles (at least {need:.3f} rad required; success.min_turn_progress_rad_per_cycle)")
+        return ""
+
     def _check_end_posture(self, run: _Run, status: str, reason: str, pose):
         """A goal succeeds only when it ends in the posture it promises: Crawl/Turn upright in the crawl stance,
         Roll on the back / belly within posture.end_tolerance_rad."""
@@ -1121,6 +1146,9 @@ class GaitSequencer:
             fell, why = det.check(pose)
             if fell or det.state.fallen or post != fd.CRAWL:
                 return "aborted", f"fell: {why or det.state.reason or 'not in the crawl stance'} (posture {post})"
+            why = self._progress_shortfall(run, pose)
+            if why:
+                return "aborted", why
         elif g.kind == ROLL and g.roll_to:
             tol = self.params["posture.end_tolerance_rad"]
             off = abs(abs(roll) - math.pi) if g.roll_to == "back" else abs(roll)

@@ -334,3 +334,31 @@ def test_generator_resyncs_to_the_positions_of_the_support_message(with_position
         assert gen["resync_m"] == pytest.approx(2 * 0.05, abs=0.02)   # two cycle boundaries, 5 cm each
     else:
         assert gen.get("resync_m", 0.0) == 0.0
+
+
+def test_crawl_that_went_the_wrong_way_is_not_a_success():
+    """The Harness's odometry moves the pelvis forward whatever is played: a backward crawl ends 'aborted' with the
+    signed distance (issue 10: backward crawls that went forward used to report SUCCEEDED)."""
+    h = Harness()
+    g, why = validate_crawl(crawl_goal(direction=1), h.p)
+    assert g is not None and g.direction == -1, why
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(10.0)
+    assert out is not None and out.status == "aborted" and out.cycles_completed == 2, out
+    assert out.reason.startswith("no progress: moved -0.100 m backward in 2 cycles"), out.reason
+    h = Harness(parameter_set().values({"success.min_crawl_progress_m_per_cycle": 0.0}))   # 0 disables the check
+    h.seq.start(validate_crawl(crawl_goal(direction=1), h.p)[0], h.t, h.pose)
+    assert h.run(10.0).status == "succeeded"
+
+
+def test_turn_that_went_the_wrong_way_is_not_a_success():
+    T = lambda **kw: SimpleNamespace(**dict(dict(direction=0, angle_rad=0.0, cycles=2, speed_scale=1.0), **kw))  # noqa
+    for direction, status in ((0, "succeeded"), (1, "aborted")):      # left, right
+        h = TurningHarness()     # yaws left whatever is played
+        g, why = validate_turn(T(direction=direction), h.p)
+        assert g is not None, why
+        h.seq.start(g, h.t, h.pose)
+        out = h.run(30.0)
+        assert out is not None and out.status == status, out
+        if status == "aborted":
+            assert out.reason.startswith("no progress: turned -") and "right in 2 cycles" in out.reason, out.reason
