@@ -212,6 +212,14 @@ class Stack:
             while not self.sim.estimator.running and time.monotonic() < t_end:
                 time.sleep(0.02)
             ok = self.sim.estimator.running
+        if ok:   # and until the sequencer holds a pose of the new trial (it refuses goals on a stale one)
+            t_reset, t_end = self.sim.sim_time(), time.monotonic() + timeout_s
+            def fresh():
+                t_pose = self.sequencer.last_pose_time_s
+                return t_pose is not None and t_pose >= t_reset
+            while not fresh() and time.monotonic() < t_end:
+                time.sleep(0.02)
+            ok = fresh()
         return ok
 
     def wait_inputs_settled(self, quiet_s: float = 0.5, timeout_s: float = 20.0) -> bool:

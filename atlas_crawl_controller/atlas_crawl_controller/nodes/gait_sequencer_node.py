@@ -296,8 +296,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             return
         cmd = seq.velocity_command(t)
         mg = gs.velocity_goal(self.params, cmd.vx_m_per_s)
-        if self._pose is None or self._support is None:
-            self.get_logger().warn(f"{topics.CMD_VEL}: no pelvis pose / support state yet; not crawling",
+        if self._pose is None or self._support is None or \
+                t - (self._pose_t if self._pose_t is not None else -math.inf) > self.params["start_pose_max_age_s"]:
+            self.get_logger().warn(f"{topics.CMD_VEL}: no fresh pelvis pose / support state yet; not crawling",
                                    throttle_duration_sec=self.params["cmd_vel.warn_period_s"])
             return
         why = seq.posture_rejection(mg, self._pose)
@@ -345,6 +346,11 @@ class GaitSequencerNode(ReleasingLifecycleNode):
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
         self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")
+
+    @property
+    def last_pose_time_s(self) -> Optional[float]:
+        """Sim time at which the last valid pelvis pose arrived (None: none yet)."""
+        return self._pose_t
 
     def _pose_or_zero(self) -> np.ndarray:
         return self._pose if self._pose is not None else np.array([0, 0, 0, 0, 0, 0, 1.0])
@@ -640,6 +646,11 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             return ""
         if self._pose is None:
             return f"no pelvis pose received yet on {topics.PELVIS_POSE}: the posture cannot be checked"
+        age = self._now_s() - self._pose_t if self._pose_t is not None else math.inf
+        if age > self.params["start_pose_max_age_s"]:
+            return (f"stale pelvis pose: the last valid one on {topics.PELVIS_POSE} is {age:.2f} s old (sim time; "
+                    f"start_pose_max_age_s = {self.params['start_pose_max_age_s']} s), e.g. the state estimator "
+                    f"re-aligning after a reset; send the goal again once it publishes")
         why = self._seq.posture_rejection(mg, self._pose)
         if why and self.params["auto_recover"] and self._seq.needs_recovery(mg, self._pose):
             return ""
