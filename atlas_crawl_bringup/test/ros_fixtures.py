@@ -1,4 +1,6 @@
 """Shared fixtures for the ROS tests (import them in a test module): one composed Stack per module."""
+import math
+
 import pytest
 
 
@@ -17,3 +19,18 @@ def goals(stack):
     gc = GoalClient(stack.create_node("test_client"), sim_time=stack.sim.sim_time)
     assert gc.wait_for_servers(10.0)
     return gc
+
+
+def run_cartesian_crawl(stack, goals, method, direction, cycles, sign):
+    """A Cartesian Crawl goal after /sim/reset; asserts success, travel of sign x > 2 cm along the start heading on
+    the simulator's ground truth, the same sign in the result, and an upright robot."""
+    assert stack.reset_sim()
+    p0, _ = stack.sim.sim.pelvis_pose()
+    h0 = stack.sim.sim.heading_rad()
+    rec = goals.run("crawl", {"cycles": cycles, "method": method, "direction": direction}, result_timeout_s=120)
+    assert rec.status == "succeeded", (rec.status, rec.result)
+    p1, _ = stack.sim.sim.pelvis_pose()
+    along = (p1[0] - p0[0]) * math.cos(h0) + (p1[1] - p0[1]) * math.sin(h0)
+    assert sign * along > 0.02, along                                # ground truth, not the robot's own estimate
+    assert sign * rec.result.distance_m > 0.02 and rec.result.cycles_completed == cycles
+    assert not stack.sim.fall_state()["fallen"] and p1[2] > 0.35

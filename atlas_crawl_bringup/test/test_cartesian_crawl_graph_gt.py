@@ -1,7 +1,7 @@
 """Backward Cartesian crawl through the composed graph on the ground-truth pose (see test_cartesian_crawl_graph.py)."""
 import pytest
 
-from test_cartesian_crawl_graph import run_cartesian_crawl
+from ros_fixtures import run_cartesian_crawl
 
 
 @pytest.fixture(scope="module")
