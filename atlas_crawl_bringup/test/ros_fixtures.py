@@ -4,21 +4,32 @@ import math
 import pytest
 
 
-@pytest.fixture(scope="module")
-def stack():
-    from atlas_crawl_bringup.stack import Stack
-    s = Stack()
-    yield s
-    s.close()
+def stack_fixture(**stack_kw):
+    """A module-scoped composed Stack (``stack_kw`` as for Stack, e.g. pose_source="ground_truth")."""
+    @pytest.fixture(scope="module")
+    def _stack():
+        from atlas_crawl_bringup.stack import Stack
+        s = Stack(**stack_kw)
+        yield s
+        s.close()
+    return _stack
 
 
-@pytest.fixture(scope="module")
-def goals(stack):
-    from atlas_crawl_controller.nodes.goal_client import GoalClient
-    # waits bounded in sim time (+ a wall stall guard): a slow, loaded machine does not fail a goal by the clock
-    gc = GoalClient(stack.create_node("test_client"), sim_time=stack.sim.sim_time)
-    assert gc.wait_for_servers(10.0)
-    return gc
+def goals_fixture(stack_name: str):
+    """A module-scoped GoalClient on the stack fixture named ``stack_name``."""
+    @pytest.fixture(scope="module")
+    def _goals(request):
+        from atlas_crawl_controller.nodes.goal_client import GoalClient
+        s = request.getfixturevalue(stack_name)
+        # waits bounded in sim time (+ a wall stall guard): a slow, loaded machine does not fail a goal by the clock
+        gc = GoalClient(s.create_node(f"test_client_{stack_name}"), sim_time=s.sim.sim_time)
+        assert gc.wait_for_servers(10.0)
+        return gc
+    return _goals
+
+
+stack = stack_fixture()
+goals = goals_fixture("stack")
 
 
 def run_cartesian_crawl(stack, goals, method, direction, cycles, sign):

@@ -1,23 +1,8 @@
 """Backward Cartesian crawl through the composed graph on the ground-truth pose (see test_cartesian_crawl_graph.py)."""
-import pytest
+from ros_fixtures import goals_fixture, run_cartesian_crawl, stack_fixture
 
-from ros_fixtures import run_cartesian_crawl
-
-
-@pytest.fixture(scope="module")
-def gt_stack():
-    from atlas_crawl_bringup.stack import Stack
-    s = Stack(pose_source="ground_truth")
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
-def gt_goals(gt_stack):
-    from atlas_crawl_controller.nodes.goal_client import GoalClient
-    gc = GoalClient(gt_stack.create_node("test_client_gt"), sim_time=gt_stack.sim.sim_time)
-    assert gc.wait_for_servers(10.0)
-    return gc
+gt_stack = stack_fixture(pose_source="ground_truth")
+gt_goals = goals_fixture("gt_stack")
 
 
 def test_iik_crawl_backward_on_ground_truth(gt_goals, gt_stack):
