@@ -33,6 +33,11 @@ Guarantees (tested in test_controller_core.py):
 * Watchdog: a reference is "alive" until ``duration_s + watchdog_timeout_s`` after it was received; if nothing
   new (a new reference or a ``MODE_HOLD`` keep-alive) arrives in time the controller enters ``WATCHDOG_HOLD``,
   freezing the last safe command until the next accepted reference.
+* Queueing: a reference with ``queue`` set starts when the running motion is ``reached`` (at once when none runs),
+  so a sender that sends the next step shortly before the current one ends loses no round trip between them. A
+  later queued reference replaces an earlier one; a reference without ``queue`` preempts the running motion and
+  drops the queued one; a ``MODE_HOLD`` keeps the running motion (keep-alive) and drops the queued one (a sender
+  whose goal ends with a step queued holds with it).
 
 Reference modes (atlas_crawl_msgs/ControllerReference):
 
@@ -106,6 +111,7 @@ class Reference:
     stance: Sequence[bool] = (True, True, True, True)
     com_modulation: bool = False
     sender: str = ""                                # who sent it ("" = anonymous); see "Ownership" above
+    queue: bool = False                             # start when the running motion is reached; see "Queueing"
 
 
 @dataclass
@@ -256,6 +262,7 @@ class CrawlControllerCore:
         self._t_elapsed = 0.0      # same, not capped
         self._duration = 0.0
         self._pending: Optional[Reference] = None
+        self._queued: Optional[Reference] = None     # starts when the running motion is reached
         self._ref_received_time: Optional[float] = None
         self._alive_until: Optional[float] = None
         self._done_time: Optional[float] = None
@@ -293,9 +300,20 @@ class CrawlControllerCore:
                                          accepted=False, reached=False, reason=reason, state=self._state)
             return False, reason
         if prepared.mode == Mode.HOLD and self._pending is not None and self._pending.mode != Mode.HOLD:
-            return True, ""   # a keep-alive never displaces a queued motion (the motion refreshes the watchdog)
+            self._queued = None
+            return True, ""   # a keep-alive never displaces a motion about to start (it refreshes the watchdog)
+        if prepared.mode != Mode.HOLD and prepared.queue and self._motion_running():
+            self._queued = prepared
+            return True, ""
+        self._queued = None
         self._pending = prepared
         return True, ""
+
+    def _motion_running(self) -> bool:
+        """A motion reference waits to start or runs and is not reached yet."""
+        if self._pending is not None and self._pending.mode != Mode.HOLD:
+            return True
+        return self._state == State.TRACKING and self._mode != Mode.HOLD and not self._status.reached
 
     def _check_reference(self, ref):
         if not self._configured or self._state == State.INACTIVE:
@@ -342,7 +360,8 @@ class CrawlControllerCore:
                 return False, "stance must have 4 entries", None
             return True, "", Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=idx,
                                        joint_positions_rad=np.clip(vals, self.lower[idx], self.upper[idx]),
-                                       duration_s=T, sender=sender, stance=stance)
+                                       duration_s=T, sender=sender, stance=stance,
+                                       queue=bool(getattr(ref, "queue", False)))
         # Cartesian
         if self._solver is None or self._contact_fk is None:
             return False, ("Cartesian references need the IIK solver, which is not plugged into this controller "
@@ -361,7 +380,8 @@ class CrawlControllerCore:
             if why:
                 return False, why, None
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
-                                   duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender)
+                                   duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender,
+                                   queue=bool(getattr(ref, "queue", False)))
 
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
@@ -469,6 +489,8 @@ class CrawlControllerCore:
                 if err <= self.params["reached_tolerance_rad"] or \
                         t - self._done_time >= self.params["settle_timeout_s"]:
                     st.reached = True
+                if st.reached and self._queued is not None and self._pending is None:
+                    self._pending, self._queued = self._queued, None     # starts at the next update
         # watchdog
         if self._alive_until is not None and t > self._alive_until and self._state in (State.TRACKING,
                                                                                        State.HOLDING):

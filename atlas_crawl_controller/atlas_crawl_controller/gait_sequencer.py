@@ -355,6 +355,9 @@ class _Run:
     kf_index: int = 0
     seq_sent: Optional[int] = None
     t_sent: float = 0.0
+    seq_queued: Optional[int] = None           # the next step, sent queued (pipeline_lead_s), not started yet
+    queued_idx: int = -1
+    t_queued: float = 0.0
     waiting_support_since: Optional[float] = None
     phase: str = "starting"
     cancel: bool = False
@@ -389,6 +392,7 @@ class GaitSequencer:
             script_loader = self._bounded_loader
         self._load = lambda expr: compose_scripts(expr, script_loader)
         self._run: Optional[_Run] = None
+        self._t_prev_tick: Optional[float] = None
         self._next_seq = 1
         #: ControllerReference.sender of our references; statuses of other senders' references are not ours
         self.sender = "gait_sequencer"
@@ -584,6 +588,43 @@ class GaitSequencer:
         age_s) or None when unknown. ``pelvis_pose``: (7,) [x y z qx qy qz qw].
         """
         run = self._run
+        out = self._tick(t, status, support, pelvis_pose)
+        self._t_prev_tick = t
+        if run is not None and self._run is None and run.seq_queued is not None and out.reference is None:
+            # the goal ended with a step queued in the controller: a HOLD drops it (the running motion ends)
+            out.reference = Reference(mode=Mode.HOLD, sequence_id=0, sender=self.sender)
+        return out
+
+    def _reference(self, step: _Step, seq: int, queue: bool = False) -> Reference:
+        if step.targets is not None:
+            return Reference(mode=Mode.CARTESIAN, sequence_id=seq, duration_s=step.duration_s,
+                             contact_targets=step.targets.copy(), stance=step.stance.copy(),
+                             com_modulation=step.com_modulation, sender=self.sender, queue=queue)
+        names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
+        return Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=names,
+                         joint_positions_rad=step.q[step.selected], duration_s=step.duration_s, sender=self.sender,
+                         stance=step.stance.copy(), queue=queue)   # stance: the gait phase's expected contacts
+
+    def _queue_next(self, run: _Run, step: _Step, t: float, support) -> Optional[Reference]:
+        """The next step of this cycle, sent queued ``pipeline_lead_s`` before ``step`` ends, when nothing needs the
+        step's end first (see the parameter); None otherwise."""
+        p = self.params
+        nxt = run.step_idx + 1
+        if (p["pipeline_lead_s"] <= 0 or run.seq_queued is not None or run.cancel or run.stopping
+                or step.last_in_cycle or nxt >= len(run.steps) or run.goal.kind == RECOVER
+                or t - run.t_sent < step.duration_s - p["pipeline_lead_s"]):
+            return None
+        following = run.steps[nxt]
+        if (step.stance & ~following.stance).any() and p["wait_for_support"]:
+            ok, _why = self._support_ok_dynamic(support) if run.dynamic else \
+                self._support_ok(following.stance, support)
+            if not ok:
+                return None
+        run.seq_queued, run.queued_idx, run.t_queued = self._new_seq(), nxt, t
+        return self._reference(following, run.seq_queued, queue=True)
+
+    def _tick(self, t: float, status, support, pelvis_pose) -> TickOutput:
+        run = self._run
         if run is None:
             return TickOutput()
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
@@ -604,11 +645,13 @@ class GaitSequencer:
             st = status
             if st is not None and getattr(st, "sender", self.sender) != self.sender:
                 st = None   # a status about someone else's reference (e.g. its rejection) says nothing about ours
-            if st is not None and int(st.sequence_id) == run.seq_sent and not st.accepted:
-                out.outcome = self._finish("aborted", f"controller rejected key-frame "
-                                                      f"'{run.steps[run.step_idx].name}': {st.reason}", t, pose)
-                return out
-            reached = st is not None and int(st.sequence_id) == run.seq_sent and bool(st.reached)
+            for seq, idx in ((run.seq_sent, run.step_idx), (run.seq_queued, run.queued_idx)):
+                if seq is not None and st is not None and int(st.sequence_id) == seq and not st.accepted:
+                    out.outcome = self._finish("aborted", f"controller rejected key-frame "
+                                                          f"'{run.steps[idx].name}': {st.reason}", t, pose)
+                    return out
+            started_queued = run.seq_queued is not None and st is not None and int(st.sequence_id) == run.seq_queued
+            reached = started_queued or (st is not None and int(st.sequence_id) == run.seq_sent and bool(st.reached))
             step = run.steps[run.step_idx]
             if not reached:
                 if t - run.t_sent > step.duration_s + p["reach_timeout_s"]:
@@ -616,11 +659,22 @@ class GaitSequencer:
                         "aborted", f"controller did not reach key-frame '{step.name}' within "
                                    f"{step.duration_s + p['reach_timeout_s']:.2f} s (sim time)", t, pose)
                     return out
+                out.reference = self._queue_next(run, step, t, support)
                 out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
                 return out
-            # reached
+            # reached (or the queued step started: the controller only starts it once this one is reached)
             run.seq_sent = None
             run.last_stance = step.stance.copy()
+            if run.seq_queued is not None:     # never queued across a cycle boundary: nothing to check here
+                # it started after the previous tick (the earliest time, so the next one is queued in time)
+                run.t_sent = max(run.t_queued, self._t_prev_tick if self._t_prev_tick is not None else t)
+                run.step_idx, run.seq_sent, run.seq_queued = run.queued_idx, run.seq_queued, None
+                step = run.steps[run.step_idx]
+                run.cycle, run.kf_index = step.cycle, step.index
+                run.waiting_support_since = None
+                out.reference = self._queue_next(run, step, t, support)
+                out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
+                return out
             if step.last_in_cycle:
                 run.cycles_completed = step.cycle + 1
                 done, why = self._goal_met(run, pose)
@@ -708,16 +762,7 @@ class GaitSequencer:
         run.cycle, run.kf_index = step.cycle, step.index
         run.seq_sent = self._new_seq()
         run.t_sent = t
-        if step.targets is not None:
-            out.reference = Reference(mode=Mode.CARTESIAN, sequence_id=run.seq_sent, duration_s=step.duration_s,
-                                      contact_targets=step.targets.copy(), stance=step.stance.copy(),
-                                      com_modulation=step.com_modulation, sender=self.sender)
-        else:
-            names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
-            vals = step.q[step.selected]
-            out.reference = Reference(mode=Mode.KEYFRAME, sequence_id=run.seq_sent, joint_names=names,
-                                      joint_positions_rad=vals, duration_s=step.duration_s, sender=self.sender,
-                                      stance=step.stance.copy())   # the gait phase's expected contacts
+        out.reference = self._reference(step, run.seq_sent)
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
 

@@ -16,7 +16,8 @@ Exact call sequence of the plugin (tested in test/test_ros2_control_bridge.py)::
                    pointers to b.position/.velocity/.effort/.pelvis/.command/.status
     on_activate:   write b.position; b.activate()               # hold the measured pose; b.command = that pose
     update():      write b.position/.velocity/.effort/.pelvis
-                   [new reference] ok = b.set_reference(mode, seq, names, positions, T, targets12, stance4, com)
+                   [new reference] ok = b.set_reference(mode, seq, names, positions, T, targets12, stance4, com,
+                                                        sender, queue)
                                    (rejected → b.reason)
                    rc = b.update(time_s, period_s)              # RC_* bit set; b.command valid iff rc & RC_COMMAND
                    [rc & RC_STATUS_CHANGED] b.reason            # read the reason string only when it changed
@@ -99,7 +100,7 @@ class Ros2ControlBridge:
     # ------------------------------------------------------------------------------------------------ reference
     def set_reference(self, mode: int, sequence_id: int, joint_names: Sequence[str],
                       joint_positions_rad: Sequence[float], duration_s: float, contact_targets: Sequence[float],
-                      stance: Sequence[bool], com_modulation: bool, sender: str = "") -> bool:
+                      stance: Sequence[bool], com_modulation: bool, sender: str = "", queue: bool = False) -> bool:
         """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
 
         Returns accepted; on rejection ``rejected_reason`` holds why (the host publishes it once under the rejected
@@ -110,7 +111,7 @@ class Ros2ControlBridge:
                         joint_positions_rad=np.asarray(joint_positions_rad, float),
                         duration_s=float(duration_s), contact_targets=tg.reshape(-1, 3) if tg.size else None,
                         stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation),
-                        sender=str(sender))
+                        sender=str(sender), queue=bool(queue))
         ok, reason = self.core.set_reference(ref)
         self.rejected_reason = "" if ok else reason
         return bool(ok)

@@ -239,3 +239,54 @@ def test_expected_stance_follows_the_running_reference():
     ok, why = c.set_reference(Reference(mode=Mode.KEYFRAME, sequence_id=2, joint_positions_rad=MID.copy(),
                                         duration_s=0.2, stance=[True, False]))
     assert not ok and "stance" in why
+
+
+def _kf(seq, goal, T=0.2, queue=False):
+    return Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_positions_rad=goal, duration_s=T, queue=queue)
+
+
+def test_queued_reference_starts_when_the_running_motion_is_reached():
+    """Queueing: a queued key-frame waits for the running one to be reached and starts at the next update (one
+    period, no round trip); a later queued one replaces it; a direct reference preempts the motion and drops it, and
+    a HOLD keeps the motion and drops it; with no motion running a queued reference starts at once."""
+    c = make()
+    a, b, b2 = (np.clip(MID + d, LO, HI) for d in (0.1, 0.2, -0.1))
+    assert c.set_reference(_kf(1, a))[0]
+    t, q, _ = run(c, MID, 0.0, 0.1)
+    assert c.set_reference(_kf(2, b, queue=True))[0]
+    assert c.set_reference(_kf(3, b2, queue=True))[0]                   # replaces 2
+    assert c.status().sequence_id == 1 and not c.status().reached
+    seen, t_end1 = [], None
+    for _ in range(200):
+        t, q, _ = run(c, q, t, DT)
+        st = c.status()
+        seen.append(st.sequence_id)
+        if st.sequence_id == 1 and st.reached and t_end1 is None:
+            t_end1 = t
+        if st.sequence_id == 3:
+            break
+    assert 2 not in seen and seen[-1] == 3 and t_end1 is not None
+    assert t - t_end1 == pytest.approx(DT)                              # started one period after 1 was reached
+    assert not c.status().reached
+    t, q, cmd = run(c, q, t, 0.5)
+    assert c.status().reached and c.status().sequence_id == 3
+    np.testing.assert_allclose(cmd, b2, atol=1e-9)
+    # a direct reference preempts and drops the queued one
+    assert c.set_reference(_kf(4, a, T=0.4))[0]
+    t, q, _ = run(c, q, t, 0.05)
+    assert c.set_reference(_kf(5, b, queue=True))[0]
+    assert c.set_reference(_kf(6, b2))[0]
+    t, q, _ = run(c, q, t, 1.0)
+    assert c.status().sequence_id == 6 and c.status().reached
+    # a HOLD keeps the running motion and drops the queued one
+    assert c.set_reference(_kf(8, b, T=0.4))[0]
+    t, q, _ = run(c, q, t, 0.05)
+    assert c.set_reference(_kf(9, a, queue=True))[0]
+    assert c.set_reference(Reference(mode=Mode.HOLD, sequence_id=0))[0]
+    t, q, cmd = run(c, q, t, 1.0)
+    assert c.status().sequence_id == 8 and c.status().reached
+    np.testing.assert_allclose(cmd, b, atol=1e-9)
+    # nothing running: a queued reference starts at once
+    assert c.set_reference(_kf(7, a, queue=True))[0]
+    t, q, _ = run(c, q, t, DT)
+    assert c.status().sequence_id == 7

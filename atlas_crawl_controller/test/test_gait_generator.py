@@ -144,7 +144,7 @@ def test_set_command_bad_changes_nothing_and_direction_change_refused():
 
 
 @settings(max_examples=25, deadline=None)
-@given(vx=st.floats(-0.05, 0.05), vy=st.floats(-0.02, 0.02), wz=st.floats(-0.1, 0.1))
+@given(vx=st.floats(-0.05, 0.05), vy=st.floats(-0.018, 0.018), wz=st.floats(-0.1, 0.1))   # within max_stride_m
 def test_blend_commands_displace_pattern_by_command(vx, vy, wz):
     """Any blend: after each cycle the pattern reference has moved by the integrated command (exact chords)."""
     g = gen(CrawlCommand(vx, vy, wz), cycles=1)

@@ -43,6 +43,7 @@ class Harness:
         self.stance = np.ones(4, bool)
         self.refs = []
         self.feedback = []
+        self.tick_every = 5  # 100 Hz sequencer on a 500 Hz controller
 
     def support(self):
         if self.support_mode == "none":
@@ -51,7 +52,7 @@ class Harness:
         return SimpleNamespace(in_contact=ic, stability_margin_m=0.1, statically_stable=True, age_s=0.0)
 
     def run(self, seconds, cancel_at=None):
-        tick_every = 5  # 100 Hz sequencer on a 500 Hz controller
+        tick_every = self.tick_every
         for k in range(int(seconds / DT)):
             self.t += DT
             if cancel_at is not None and self.feedback and self.feedback[-1]["phase"] == cancel_at:
@@ -92,6 +93,49 @@ def test_full_crawl_succeeds_with_feedback():
     assert [f["keyframe"] for f in h.feedback][0] == 0 and max(f["cycle"] for f in h.feedback) == 1
     assert h.feedback[-1]["progress"] == pytest.approx(1.0)
     assert not h.seq.busy
+
+
+@pytest.mark.parametrize("support_mode", ["planned", "lw_up"])
+def test_steps_are_queued_before_the_previous_one_ends(support_mode):
+    """pipeline_lead_s: within a cycle the next key-frame goes out queued before the running one ends and the core
+    starts it the period the running one is reached (no round trip); the first step of a cycle waits for the
+    boundary, and a lift the support state does not confirm (RK's, with LW reported up) is never queued. Same
+    references, same outcome, a shorter goal (a 20 Hz sequencer, so a round trip costs up to 50 ms)."""
+    outs, refs, gaps = {}, {}, {}
+    for lead in (0.0, 0.06):
+        h = Harness(parameter_set().values({"pipeline_lead_s": lead}), support_mode=support_mode)
+        h.tick_every = 25
+        g, _ = validate_crawl(crawl_goal(cycles=3, speed_scale=1.3), h.p)
+        h.seq.start(g, h.t, h.pose)
+        update, seen = h.core.update, []
+
+        def logged(t, dt, q, *a, _u=update, _c=h.core, _seen=seen):
+            out = _u(t, dt, q, *a)
+            st = _c.status()
+            if not _seen or _seen[-1][1:] != (st.sequence_id, st.reached):
+                _seen.append((t, st.sequence_id, st.reached))
+            return out
+        h.core.update = logged
+        outs[lead], refs[lead] = h.run(20.0), h.refs
+        ends = {sid: t for t, sid, r in seen if r}
+        starts = {sid: t for t, sid, r in seen if not r}
+        gaps[lead] = {sid: starts[sid] - ends[sid - 1] for sid in starts if sid - 1 in ends}
+    for lead in outs:
+        assert outs[lead].status == "succeeded" and outs[lead].cycles_completed == 3, outs[lead]
+    plain = [(r.sequence_id, list(r.joint_names)) for r in refs[0.0]]
+    assert [(r.sequence_id, list(r.joint_names)) for r in refs[0.06]] == plain and not any(r.queue for r in refs[0.0])
+    queued = [r.queue for r in refs[0.06]]
+    lifts_rk = [i for i, r in enumerate(refs[0.06]) if not r.stance[3]]       # its tripod needs LW
+    assert len(queued) == 15 and not any(queued[i] for i in (0, 5, 10))     # cycle starts (full loop: 3 x 5 steps)
+    if support_mode == "planned":
+        assert sum(queued) == len(queued) - 3
+    else:
+        assert lifts_rk and not any(queued[i] for i in lifts_rk) and sum(queued) == len(queued) - 3 - len(lifts_rk)
+    for r in refs[0.06]:
+        if r.queue:
+            assert gaps[0.06][r.sequence_id] == pytest.approx(DT)          # started the period after the reached one
+    assert sum(gaps[0.0].values()) - sum(gaps[0.06].values()) > sum(queued) * 0.01
+    assert outs[0.06].duration_s < outs[0.0].duration_s
 
 
 def test_part_loop_skips_start_keyframes():

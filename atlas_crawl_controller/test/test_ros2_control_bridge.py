@@ -84,6 +84,31 @@ def test_plugin_call_sequence_tracks_a_keyframe_and_keeps_buffers():
     assert _ptrs(b) == ptrs            # the plugin's raw pointers stay valid
 
 
+def test_plugin_passes_the_queue_flag():
+    """The plugin's call with ControllerReference.queue (its last argument): a queued key-frame starts the period
+    the running one is reached, not when it arrives."""
+    b = _configured()
+    lo, hi, _, _ = joint_limits()
+    q = np.clip(np.zeros(28), lo, hi)
+    b.position[:] = q
+    b.activate()
+    j = JOINT_NAMES.index("l_arm_shx")
+    first, second = (float(np.clip(v, lo[j], hi[j])) for v in (-0.3, 0.2))
+    assert b.set_reference(1, 1, ["l_arm_shx"], [first], 0.2, [], [True] * 4, False, "seq", False)
+    t, ids = 0.0, []
+    for k in range(200):
+        t += DT
+        _step(b, t, q)
+        q = b.command.copy()
+        if k == 5:
+            assert b.set_reference(1, 2, ["l_arm_shx"], [second], 0.2, [], [True] * 4, False, "seq", True)
+        ids.append((int(b.status[rb.STATUS_FIELDS.index("sequence_id")]),
+                    bool(b.status[rb.STATUS_FIELDS.index("reached")])))
+    assert ids[6] == (1, False) and (1, True) in ids            # 1 ran to its end while 2 waited
+    assert ids.index((1, True)) + 1 == ids.index((2, False))     # 2 started the period after
+    assert b.command[j] == pytest.approx(second, abs=1e-6)
+
+
 def test_rejected_reference_reports_reason_and_sequence_id():
     b = _configured()
     b.activate()

@@ -109,6 +109,19 @@ def test_straight_crawl_metrics_match_the_known_motion(model, q_stance):
     assert gt.phase_time_s(rec) == {"moving": pytest.approx(8.0, abs=1e-6)}  # first feedback 3.0 -> result 11.0
 
 
+def test_reposition_phases_are_not_a_gait_cycle(model, q_stance):
+    """A Cartesian crawl's reposition steps (feedback phase *:reposition_*, reported as cycle 0) are preparation:
+    cycle_index -1 there, so the metrics count the gait cycles only, like the runner that starts in that stance."""
+    rec = make_recording(straight(0.05, 0.0), q_stance)
+    rec.feedback = [(t, c, k, "moving:reposition_shift_LW" if t < 5.0 else ph) for t, c, k, ph in rec.feedback]
+    rec.feedback[5] = rec.feedback[5][:3] + ("waiting_support:reposition_RK_apex",)
+    log, _ = gt.trial_log_from_recording(rec, model)
+    assert log.cycle_index[log.time_s < 5.0 - 0.05].max() == -1
+    m = crawl_metrics(log)
+    assert m.n_cycles == 3 and m.duration_s == pytest.approx(6.0, abs=0.02)     # cycles 1-3: 5.0 -> 11.0
+    assert m.velocity_m_s == pytest.approx(0.05, rel=1e-3)
+
+
 def test_backward_crawl_is_negative_progress(model, q_stance):
     yaw = math.radians(-100.0)
     rec = make_recording(straight(-0.03, yaw), q_stance, js_offset_s=0.003)  # grid off the cycle boundaries

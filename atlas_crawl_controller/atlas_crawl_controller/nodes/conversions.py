@@ -33,7 +33,7 @@ def reference_from_msg(m: ControllerReference) -> Reference:
     return Reference(mode=int(m.mode), sequence_id=int(m.sequence_id), joint_names=list(m.joint_names),
                      joint_positions_rad=np.asarray(m.joint_positions_rad, float), duration_s=float(m.duration_s),
                      contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation),
-                     sender=str(m.sender))
+                     sender=str(m.sender), queue=bool(m.queue))
 
 
 def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
@@ -51,6 +51,7 @@ def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
                              for p in np.asarray(r.contact_targets, float).reshape(-1, 3)]
     m.stance = [bool(s) for s in r.stance]
     m.com_modulation = bool(r.com_modulation)
+    m.queue = bool(r.queue)
     return m
 
 
