@@ -110,8 +110,8 @@ def test_serialisation_roundtrip():
     ref = ControllerReference(sequence_id=7, mode=ControllerReference.MODE_CARTESIAN,
                               duration_s=1.5,
                               contact_targets=[Point(x=0.1 * i) for i in range(4)],
-                              stance=[False, True, True, True], com_modulation=True)
-    _roundtrip(ref)
+                              stance=[False, True, True, True], com_modulation=True, queue=True)
+    assert _roundtrip(ref).queue and not ControllerReference().queue    # default: start at once
     _roundtrip(ControllerReference(mode=ControllerReference.MODE_KEYFRAME,
                                    joint_names=['back_lbz', 'back_mby'],
                                    joint_positions_rad=[0.1, -0.2], duration_s=2.0))
