@@ -47,7 +47,10 @@ def parse_sets(items) -> dict:
         name, eq, val = rest.partition("=")
         if not (sep and eq and node and name):
             raise ValueError(f"--set {it!r}: expected NODE:PARAM=VALUE, e.g. gait_sequencer:wait_for_support=false")
-        out.setdefault(node, {})[name] = yaml.safe_load(val)
+        try:
+            out.setdefault(node, {})[name] = yaml.safe_load(val)
+        except yaml.YAMLError as e:
+            raise ValueError(f"--set {it!r}: the value is not YAML ({e})") from e
     return out
 
 
