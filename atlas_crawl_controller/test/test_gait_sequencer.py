@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from atlas_crawl_controller.controller_core import CrawlControllerCore, Reference
+from atlas_crawl_controller.controller_core import CrawlControllerCore, Mode, Reference
 from atlas_crawl_controller.gait_sequencer import (GaitSequencer, heading_from_quat, parameter_set, validate_crawl,
                                                    validate_roll, validate_turn)
 from atlas_crawl_controller.keyframes import parse_script
@@ -185,6 +185,43 @@ def test_controller_not_reaching_aborts_without_hanging():
         out = seq.tick(t, SimpleNamespace(sequence_id=out.reference.sequence_id if out.reference else 1,
                                           accepted=True, reached=False, reason=""))
     assert out.outcome.status == "aborted" and "did not reach" in out.outcome.reason
+
+
+def test_goal_that_ends_with_a_step_queued_holds_and_drops_it():
+    """The step in flight never reaches (controller stuck) after the next one went out queued: the goal aborts, and
+    the same tick sends a MODE_HOLD, which drops the queued step in the controller (it must not run after the goal
+    ended)."""
+    p = parameter_set().values().replace(reach_timeout_s=0.2)
+    seq = GaitSequencer(p, script_loader=loader)
+    g, _ = validate_crawl(crawl_goal(), p)
+    seq.start(g, 0.0, np.array([0, 0, 0.5, 0, 0, 0, 1.0]))
+    first = seq.tick(0.0).reference
+    stuck = SimpleNamespace(sequence_id=first.sequence_id, accepted=True, reached=False, reason="")
+    support = SimpleNamespace(in_contact=np.ones(4, bool), stability_margin_m=0.1, statically_stable=True, age_s=0.0)
+    t, queued, out = 0.0, [], None
+    while t < 1.0:
+        t += 0.01
+        out = seq.tick(t, stuck, support)
+        if out.reference is not None and out.outcome is None:
+            queued.append(out.reference)
+        if out.outcome is not None:
+            break
+    assert [r.queue for r in queued] == [True] and queued[0].sequence_id == first.sequence_id + 1
+    assert out.outcome.status == "aborted" and "did not reach" in out.outcome.reason
+    assert out.reference is not None and out.reference.mode == Mode.HOLD and not out.reference.queue
+    core = CrawlControllerCore()
+    core.configure()
+    q = core.activate(np.zeros(28)).copy()
+    ok, why = core.set_reference(Reference(mode=Mode.KEYFRAME, sequence_id=1, joint_positions_rad=q.copy(),
+                                           duration_s=0.5, sender=seq.sender))
+    assert ok, why
+    core.update(0.004, 0.004, q)
+    for ref in (queued[0], out.reference):
+        ok, why = core.set_reference(ref)
+        assert ok, why
+    for k in range(400):
+        q = core.update(0.008 + 0.004 * k, 0.004, q).copy()
+    assert core.status().sequence_id == 1 and core.status().reached        # the queued step never started
 
 
 def test_controller_rejection_aborts_with_reason():
