@@ -605,14 +605,28 @@ class GaitSequencer:
                          joint_positions_rad=step.q[step.selected], duration_s=step.duration_s, sender=self.sender,
                          stance=step.stance.copy(), queue=queue)   # stance: the gait phase's expected contacts
 
+    @staticmethod
+    def _counted_keyframe_cycles_left(run: _Run, step: _Step) -> bool:
+        """A key-frame Crawl/Turn that ends after a number of cycles (no distance or angle to measure) and has
+        cycles left after ``step``'s: the next cycle needs nothing measured at the boundary."""
+        g = run.goal
+        return (run.script is not None and g.kind in (CRAWL, TURN) and g.distance_m == 0 and g.angle_rad == 0
+                and g.loop_mode != "once" and step.cycle + 1 < g.cycles)
+
     def _queue_next(self, run: _Run, step: _Step, t: float, support) -> Optional[Reference]:
-        """The next step of this cycle, sent queued ``pipeline_lead_s`` before ``step`` ends, when nothing needs the
-        step's end first (see the parameter); None otherwise."""
+        """The next step, sent queued ``pipeline_lead_s`` before ``step`` ends, when nothing needs the step's end
+        first (see the parameter); None otherwise. Across a cycle boundary only for a key-frame goal counted in
+        cycles (the next cycle is planned here)."""
         p = self.params
         nxt = run.step_idx + 1
         if (p["pipeline_lead_s"] <= 0 or run.seq_queued is not None or run.cancel or run.stopping
-                or step.last_in_cycle or nxt >= len(run.steps) or run.goal.kind == RECOVER
-                or t - run.t_sent < step.duration_s - p["pipeline_lead_s"]):
+                or run.goal.kind == RECOVER or t - run.t_sent < step.duration_s - p["pipeline_lead_s"]
+                or (step.last_in_cycle and not self._counted_keyframe_cycles_left(run, step))):
+            return None
+        if nxt >= len(run.steps) and step.last_in_cycle:
+            run.steps.extend(self._plan(run.script, run.goal, run.planned_cycles, 1))
+            run.planned_cycles += 1
+        if nxt >= len(run.steps):
             return None
         following = run.steps[nxt]
         if (step.stance & ~following.stance).any() and p["wait_for_support"]:
@@ -665,7 +679,9 @@ class GaitSequencer:
             # reached (or the queued step started: the controller only starts it once this one is reached)
             run.seq_sent = None
             run.last_stance = step.stance.copy()
-            if run.seq_queued is not None:     # never queued across a cycle boundary: nothing to check here
+            if run.seq_queued is not None:     # a boundary only of a goal counted in cycles, with cycles left
+                if step.last_in_cycle:
+                    run.cycles_completed = step.cycle + 1
                 # it started after the previous tick (the earliest time, so the next one is queued in time)
                 run.t_sent = max(run.t_queued, self._t_prev_tick if self._t_prev_tick is not None else t)
                 run.step_idx, run.seq_sent, run.seq_queued = run.queued_idx, run.seq_queued, None

@@ -126,11 +126,12 @@ def test_steps_are_queued_before_the_previous_one_ends(support_mode):
     assert [(r.sequence_id, list(r.joint_names)) for r in refs[0.06]] == plain and not any(r.queue for r in refs[0.0])
     queued = [r.queue for r in refs[0.06]]
     lifts_rk = [i for i, r in enumerate(refs[0.06]) if not r.stance[3]]       # its tripod needs LW
-    assert len(queued) == 15 and not any(queued[i] for i in (0, 5, 10))     # cycle starts (full loop: 3 x 5 steps)
+    # full loop, 3 x 5 steps; a goal counted in cycles is queued across the cycle boundaries (5, 10) too
+    assert len(queued) == 15 and not queued[0] and queued[5] and queued[10]
     if support_mode == "planned":
-        assert sum(queued) == len(queued) - 3
+        assert sum(queued) == len(queued) - 1
     else:
-        assert lifts_rk and not any(queued[i] for i in lifts_rk) and sum(queued) == len(queued) - 3 - len(lifts_rk)
+        assert lifts_rk and not any(queued[i] for i in lifts_rk) and sum(queued) == len(queued) - 1 - len(lifts_rk)
     for r in refs[0.06]:
         if r.queue:
             assert gaps[0.06][r.sequence_id] == pytest.approx(DT)          # started the period after the reached one
@@ -185,6 +186,18 @@ def test_controller_not_reaching_aborts_without_hanging():
         out = seq.tick(t, SimpleNamespace(sequence_id=out.reference.sequence_id if out.reference else 1,
                                           accepted=True, reached=False, reason=""))
     assert out.outcome.status == "aborted" and "did not reach" in out.outcome.reason
+
+
+def test_distance_goal_is_not_queued_across_a_cycle_boundary():
+    """A Crawl with distance_m is checked at every cycle boundary on the measured pose, so the first step of a cycle
+    waits for it (the Harness odometry: 1 cm per key-frame, 0.12 m reached in the third cycle)."""
+    h = Harness(parameter_set().values({"pipeline_lead_s": 0.06}))
+    g, _ = validate_crawl(crawl_goal(cycles=5, distance_m=0.12), h.p)
+    h.seq.start(g, h.t, h.pose)
+    out = h.run(20.0)
+    assert out.status == "succeeded" and out.cycles_completed == 3, out
+    queued = [r.queue for r in h.refs if r.mode != Mode.HOLD]
+    assert len(queued) == 15 and not any(queued[i] for i in (0, 5, 10)) and sum(queued) == 12
 
 
 def test_goal_that_ends_with_a_step_queued_holds_and_drops_it():
