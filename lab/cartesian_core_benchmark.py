@@ -12,7 +12,9 @@ of ``cartesian.cartesian_plan`` sent one by one to ``CrawlControllerCore`` (next
 i.e. the gait sequencer's Cartesian goal without ROS. Key-frame: ``crawl_forward`` key-frames from its first
 key-frame pose. Timed: wall clock (``perf_counter``) of every ``core.update`` (``thread_time`` is a slow system call
 here and was dropped);
-"solve updates" are the updates in which the tracker solved the IIK. Also printed: distance, heading change and
+"solve updates" are the updates that ran IIK iterations (``iik.iterations_per_update`` slices a long solve over
+several updates; ``--set iik.iterations_per_update=0`` solves whole); "per solve" sums one solve's CoM target + IIK
+time over its updates. Also printed: distance, heading change and
 fall of the Cartesian crawl (the core-hosted law in physics).
 """
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
     """Sim-node style loop; returns (update wall s, solved flags, fell, reason, refs sent)."""
     n = max(1, int(round(1.0 / (rate_hz * sim.dt))))
     period = n * sim.dt
-    wall, solved = [], []
+    wall, solved, per_solve = [], [], []
     i = 0
     sent = 0
     t0 = sim.time
@@ -64,13 +66,17 @@ def _host(sim, core, refs, rate_hz, t_max_s, track_solves=None):
         cmd = core.update(sim.time, period, q, qd, tau, pose)
         wall.append(time.perf_counter() - w0)
         tr = getattr(core, "_tracker", None)
-        solved.append(bool(tr is not None and tr.solved))
+        solved.append(bool(tr is not None and tr.solving))   # the update ran IIK iterations
+        if tr is not None and tr.solved:
+            per_solve.append(tr.last.solve_time_s)
         sim.set_joint_targets(cmd)
         sim.step(n)
         f, why = sim.fallen()
         if f:
             fell, reason = True, why
             break
+    if track_solves is not None:
+        track_solves.extend(per_solve)
     return np.array(wall), np.array(solved), fell, reason, sent
 
 
@@ -108,12 +114,13 @@ def run_cartesian(a, overrides, trial=0):
     refs = [Reference(mode=2, sequence_id=k + 1, contact_targets=s["targets"], stance=s["stance"],
                       duration_s=s["duration_s"], com_modulation=a.com_modulation) for k, s in enumerate(steps)]
     T = sum(s["duration_s"] for s in steps)
-    wall, solved, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0)
+    per_solve = []
+    wall, solved, fell, reason, sent = _host(sim, core, refs, a.rate, 2.0 * T + 5.0, per_solve)
     p1 = _pose7(sim)
     head1 = sim.heading_rad()
     d = p1[:2] - p0[:2]
     fwd = np.array([math.cos(head0), math.sin(head0)])
-    return dict(wall=wall, solved=solved, fell=fell, reason=reason, sent=sent, n_refs=len(refs),
+    return dict(wall=wall, solved=solved, per_solve=np.array(per_solve), fell=fell, reason=reason, sent=sent, n_refs=len(refs),
                 forward_m=float(d @ fwd), lateral_m=float(fwd[0] * d[1] - fwd[1] * d[0]),
                 turn_deg=math.degrees((head1 - head0 + math.pi) % (2 * math.pi) - math.pi),
                 pelvis_z=float(p1[2]), sim_s=float(len(wall) / a.rate), plan_s=T)
@@ -173,8 +180,10 @@ def main(argv=None):
     cart = dict(wall=np.concatenate([c["wall"] for c in runs]), solved=np.concatenate([c["solved"] for c in runs]))
     s = cart["solved"]
     print(f"  all updates       wall {_stats(cart['wall'])}")
-    print(f"  solve updates     wall {_stats(cart['wall'][s])}")
+    print(f"  solve updates     wall {_stats(cart['wall'][s])}   (updates that ran IIK iterations)")
     print(f"  non-solve updates wall {_stats(cart['wall'][~s])}")
+    ps = np.concatenate([c["per_solve"] for c in runs])
+    print(f"  per solve, summed over its updates (CoM target + IIK) {_stats(ps)}")
     print(f"Key-frame crawl_forward ({kf['sent']}/{kf['n_refs']} key-frames, fell {kf['fell']}):")
     print(f"  all updates       wall {_stats(kf['wall'])}")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")

@@ -129,3 +129,46 @@ def test_touchdown_hold_keeps_the_touchdown_point():
     out = h.apply(planned.copy(), _sample(ALL), _sample(ALL), moved)
     np.testing.assert_allclose(out[0, :2], moved[0, :2])             # new touchdown point after the swing
     assert math.isfinite(out.sum())
+
+
+def test_a_solve_sliced_over_updates_gives_the_whole_solves_results():
+    """iik.iterations_per_update (issue 10 real-time budget): a tracker that runs at most 2 IIK iterations per update
+    spreads a long solve over several updates and ends with the same solutions, solve for solve, as one that solves
+    whole; its command only reaches each solution later, and stays finite."""
+    pytest.importorskip("atlas_crawl_kinematics.iik_fast_floating")
+    from atlas_crawl_kinematics import iik_fast
+    if not iik_fast.HAVE_NUMBA:
+        pytest.skip("slicing needs the compiled kernel")
+    from atlas_crawl_controller.cartesian import CartesianLaw, SegmentPlan
+    from atlas_crawl_controller.keyframes import named_pose
+    whole_law = CartesianLaw(params={"iik.iterations_per_update": 0})
+    sliced_law = CartesianLaw(whole_law.model, params={"iik.iterations_per_update": 2})
+    q0, (w, x, y, z) = named_pose("crawl_forward")
+    pose = np.array([0.0, 0.0, 0.0, x, y, z, w])
+    pose[2] = -whole_law.contact_fk(q0, pose)[:, 2].min()
+    p0 = whole_law.contact_fk(q0, pose)
+    p1 = p0.copy()
+    p1[0, 0] += 0.08
+    sensed = whole_law.sensed(q0, pose)                       # held fixed: both trackers see the same inputs
+    runs = {}
+    for name, law in (("whole", whole_law), ("sliced", sliced_law)):
+        tr = law.new_tracker(0.004, q0, True)
+        plan = SegmentPlan(p0, p1, [False, True, True, True], 0.4, sensed.com_xy)
+        tr.start(plan, sensed, q0)
+        results, cmds, spans, ticks = [], [], [], 0
+        while not tr.finished(plan):
+            cmds.append(tr.step(ticks * 0.004, plan, sensed))
+            ticks += 1
+            spans.append(tr.solving)
+            if tr.solved:
+                results.append(tr.last.result)
+        runs[name] = (results, np.array(cmds), spans)
+    (rw, cw, sw), (rs, cs, ss) = runs["whole"], runs["sliced"]
+    assert len(rw) == len(rs) >= 5
+    for a, b in zip(rw, rs):
+        assert a.iik.iterations == b.iik.iterations
+        np.testing.assert_array_equal(a.q, b.q)
+    assert max(r.iik.iterations for r in rw) > 2              # some solve needed more than one update
+    assert sum(ss) > sum(sw)                                  # ... and ran over several updates
+    assert np.all(np.isfinite(cs)) and 0 <= len(cs) - len(cw) <= 2   # a last pending solve ends the motion later
+    assert not np.array_equal(cs[:len(cw)], cw)               # the sliced command lags

@@ -24,7 +24,7 @@ if a planned CoM is given, that plan tracked as is (the IIK's built-in CoM task,
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from atlas_description import CONTACT_FRAMES
 
-from . import iik_fast
+from . import iik_fast, iik_fast_floating
 from .cartesian_gait import _chebyshev, margin_point
 from .iik import IIKParams, IIKResult, IIKSolver, InvalidTargetError
 from .iik_fast import _njit
@@ -399,7 +399,18 @@ class CoMModulatedIIK:
               com_desired_xy: ArrayLike | None = None, pelvis_target: ArrayLike | None = None,
               root: str = "floating", modulate: bool = True, support_xy: ArrayLike | None = None,
               orientations: dict | None = None, com_offset_xy: ArrayLike | None = None) -> ModulationResult:
-        """Solve one control tick (see module doc). ``targets`` (4, 3) world; ``stance`` (4,) bool (the set s_p);
+        """Solve one control tick: :meth:`solve_steps` run to its end."""
+        return iik_fast_floating.drain(self.solve_steps(q, base_pos, base_rot, targets, stance, com_desired_xy,
+                                                        pelvis_target, root, modulate, support_xy, orientations,
+                                                        com_offset_xy))
+
+    def solve_steps(self, q: ArrayLike, base_pos: ArrayLike, base_rot: ArrayLike, targets: ArrayLike,
+                    stance: ArrayLike, com_desired_xy: ArrayLike | None = None, pelvis_target: ArrayLike | None = None,
+                    root: str = "floating", modulate: bool = True, support_xy: ArrayLike | None = None,
+                    orientations: dict | None = None, com_offset_xy: ArrayLike | None = None,
+                    budget: int = 0) -> Generator[None, None, ModulationResult]:
+        """Solve one control tick (see module doc), as a generator sliced by ``budget`` IIK iterations
+        (:meth:`IIKSolver.solve_steps`); it returns the :class:`ModulationResult`. ``targets`` (4, 3) world; ``stance`` (4,) bool (the set s_p);
         ``support_xy`` (4, 2|3) the contact positions that form the support polygon (default: the targets);
         ``com_desired_xy`` the desired CoM (default: the current CoM); ``pelvis_target`` (3,) world, optional;
         ``orientations`` ``{frame: world rotation}`` (e.g. the shins, so the feet stay off the floor, and the pelvis);
@@ -465,8 +476,8 @@ class CoMModulatedIIK:
         c3 = None if c_cmd is None else np.array((c_cmd[0], c_cmd[1], com_w[2]))
         if root == "floating":
             s = self.solver("floating", with_pelvis)
-            r = s.solve(q, tg_all, weights=weights, com_target=c3, base_pos=bp, base_rot=bR,
-                        orientations=orientations)
+            r = yield from s.solve_steps(q, tg_all, weights=weights, com_target=c3, base_pos=bp, base_rot=bR,
+                                         orientations=orientations, budget=budget)
             root_used = "floating"
             if fast:
                 pred = iik_fast.fk_points_com(iik_fast.FastModel.of(m), r.q, _NO_FRAMES, r.base_pos,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +38,7 @@ from scipy.spatial.transform import Rotation
 
 from atlas_description import CONTACT_FRAMES
 
-from . import iik_fast
+from . import iik_fast, iik_fast_floating
 from .model import Kinematics, RobotModel
 from .pinv import THESIS_C_INV, inverse_mass_weights
 
@@ -275,7 +275,26 @@ class IIKSolver:
         base_pos: ArrayLike | None = None,
         base_rot: ArrayLike | None = None,
     ) -> IIKResult:
-        """Solve for the configuration that puts ``frames`` at ``targets``.
+        """Solve for the configuration that puts ``frames`` at ``targets`` (:meth:`solve_steps` run to its end)."""
+        return iik_fast_floating.drain(self.solve_steps(q0, targets, weights, orientations, com_target, up,
+                                                        base_pos, base_rot))
+
+    def solve_steps(
+        self,
+        q0: ArrayLike,
+        targets: ArrayLike,
+        weights: ArrayLike | None = None,
+        orientations: Mapping[str, ArrayLike] | None = None,
+        com_target: ArrayLike | None = None,
+        up: ArrayLike = (0.0, 0.0, 1.0),
+        base_pos: ArrayLike | None = None,
+        base_rot: ArrayLike | None = None,
+        budget: int = 0,
+    ) -> Generator[None, None, IIKResult]:
+        """Solve for the configuration that puts ``frames`` at ``targets``, as a generator: it yields while a
+        compiled floating-base solve (``backend="numba"``) has run ``budget`` iterations (≤ 0: never) without
+        ending, and returns the :class:`IIKResult`; the result is the same whatever ``budget`` is. Other paths
+        return without yielding.
 
         Args:
             q0: (n_joints,) seed (clipped into the limits).
@@ -346,7 +365,8 @@ class IIKSolver:
         if not floating and not ori and P.backend != "numpy" and iik_fast.HAVE_NUMBA:
             return self._solve_fast(q, x_star, c_inv, c_star, (u1, u2))
         if floating and P.backend == "numba" and iik_fast.HAVE_NUMBA:
-            return self._solve_fast_floating(q, bp, bR, x_star, c_inv, ori, c_star, (u1, u2))
+            return (yield from self._solve_fast_floating_steps(q, bp, bR, x_star, c_inv, ori, c_star, (u1, u2),
+                                                               budget))
         Ph = np.eye(3) - np.outer(u, u)  # horizontal projector (thesis §4.3.1: z of Δc set to 0)
         ow = P.orientation_weight_m_per_rad
         nv = nj + (6 if floating else 0)
@@ -471,10 +491,10 @@ class IIKSolver:
         return IIKResult(q=qb, status=status, error_m=float(pos_err), iterations=int(it), errors=errors,
                          com_error_m=float(com_err))
 
-    def _solve_fast_floating(self, q: NDArray, bp: NDArray, bR: NDArray, x_star: NDArray, c_inv: NDArray,
-                             ori: dict, c_star: NDArray | None, basis: tuple[NDArray, NDArray]) -> IIKResult:
+    def _solve_fast_floating_steps(self, q: NDArray, bp: NDArray, bR: NDArray, x_star: NDArray, c_inv: NDArray,
+                                   ori: dict, c_star: NDArray | None, basis: tuple[NDArray, NDArray],
+                                   budget: int = 0) -> Generator[None, None, IIKResult]:
         """Floating base, orientations and CoM compiled (:mod:`.iik_fast_floating`, ``backend="numba"`` only)."""
-        from . import iik_fast_floating
         m = self.model
         if self._fast is None:
             self._fast = iik_fast.FastModel.of(m)
@@ -490,9 +510,9 @@ class IIKSolver:
         o_star = np.empty((len(ori), 3, 3))
         for i, R in enumerate(ori.values()):
             o_star[i] = R
-        qb, bpb, bRb, st, it, errors, com_err, pos_err = iik_fast_floating.solve_fast_floating(
+        qb, bpb, bRb, st, it, errors, com_err, pos_err = yield from iik_fast_floating.solve_fast_floating_steps(
             self._fast, q, bp, bR, x_star, c_row, o_idx, o_star, self.params.orientation_weight_m_per_rad, c_star,
-            basis, self._frame_idx, self._w_inv_aug, self._home_int, self.params)
+            basis, self._frame_idx, self._w_inv_aug, self._home_int, self.params, budget)
         status = (IIKStatus.CONVERGED, IIKStatus.NO_PROGRESS, IIKStatus.MAX_ITERATIONS)[st]
         if not (np.all(np.isfinite(qb)) and np.all(qb >= m.lower) and np.all(qb <= m.upper)
                 and np.all(np.isfinite(bpb)) and np.all(np.isfinite(bRb)) and math.isfinite(pos_err)):

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from . import iik_fast
 from .iik_fast import _cholesky_solve, _fk, _njit, _step, _subtree_com  # noqa: F401  (reused kernels)
 
-__all__ = ["solve_fast_floating"]
+__all__ = ["solve_fast_floating", "solve_fast_floating_steps", "drain"]
 
 
 @_njit
@@ -238,14 +238,17 @@ def _task_floating(qa, bp, Rb, eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t
 
 
 @_njit
-def _solve_floating(q0, bp0, Rb0, x_star, c_row, oidx, o_star, ow, use_com, c_star, u1, u2, idx,
+def _solve_floating(qa, bp, Rb, x_star, c_row, oidx, o_star, ow, use_com, c_star, u1, u2, idx,
                     eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t, mass, com_local, total_mass, sub_mass_frac,
                     sub, lower, upper, w_inv, home, h_gain, exact, limit_passes, locality, conv, no_prog,
                     no_prog_iters, max_it, c_inv, c_inv_min, anneal, q_best, bp_best, Rb_best,
-                    errors):  # pragma: no cover - compiled
-    """Augmented vectors (6 base + nj joints, internal order). Returns (status, iterations, n_errors, best score,
-    best CoM error, best point error)."""
-    nv = q0.shape[0]
+                    errors, si, sf, budget):  # pragma: no cover - compiled
+    """Augmented vectors (6 base + nj joints, internal order). Resumable: the iterate ``qa`` (base entries stay 0:
+    the base moves through ``bp`` / ``Rb``), ``bp``, ``Rb``, the best iterate and ``errors`` are updated in place;
+    ``si`` = (iterations, n_errors, stalled, status, done), ``sf`` = (best score, best CoM error, best point error).
+    Runs at most ``budget`` iterations (≤ 0: no limit) and returns True once the solve has ended (status 0
+    converged / 1 no progress / 2 max iterations); the same iterations in the same order however it is sliced."""
+    nv = qa.shape[0]
     nj = nv - 6
     nf = mass.shape[0]
     k = idx.shape[0]
@@ -273,17 +276,17 @@ def _solve_floating(q0, bp0, Rb0, x_star, c_row, oidx, o_star, ow, use_com, c_st
     rv = np.empty(3)
     qo = np.empty(4)
     tmp = np.empty((3, 3))
-    qa = q0.copy()            # base entries stay 0: the base moves through bp / Rb
-    bp = bp0.copy()
-    Rb = Rb0.copy()
-    best = np.inf
-    best_com = 0.0
-    best_err = np.inf
-    status = 2
-    stalled = 0
-    n_err = 0
-    it = 0
-    for it in range(1, max_it + 1):
+    it, n_err, stalled, status = si[0], si[1], si[2], si[3]
+    best, best_com, best_err = sf[0], sf[1], sf[2]
+    ended = False
+    done_here = 0
+    while it < max_it:
+        if budget > 0 and done_here >= budget:
+            si[0], si[1], si[2], si[3], si[4] = it, n_err, stalled, status, 0
+            sf[0], sf[1], sf[2] = best, best_com, best_err
+            return False
+        it += 1
+        done_here += 1
         err, com_err, ori_err = _task_floating(
             qa, bp, Rb, eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t, mass, com_local, total_mass,
             sub_mass_frac, sub, idx, x_star, oidx, o_star, ow, use_com, c_star, u1, u2, R, p, acc, A_ax, J, e,
@@ -300,11 +303,13 @@ def _solve_floating(q0, bp0, Rb0, x_star, c_row, oidx, o_star, ow, use_com, c_st
             Rb_best[:, :] = Rb
         if score < conv:
             status = 0
+            ended = True
             break
         if n_err >= 2 and errors[n_err - 2] - errors[n_err - 1] < no_prog:
             stalled += 1
             if stalled >= no_prog_iters:
                 status = 1
+                ended = True
                 break
         else:
             stalled = 0
@@ -325,6 +330,8 @@ def _solve_floating(q0, bp0, Rb0, x_star, c_row, oidx, o_star, ow, use_com, c_st
             bp[a] += dv[a] * f
             rv[a] = dv[3 + a] * f
         _exp_left(rv, Rb, tmp)
+    if not ended:
+        status = 2
     if status != 0:
         err, com_err, ori_err = _task_floating(
             qa, bp, Rb, eff_R, eff_t, axis, par, fix_anchor, fix_R, fix_t, mass, com_local, total_mass,
@@ -340,16 +347,19 @@ def _solve_floating(q0, bp0, Rb0, x_star, c_row, oidx, o_star, ow, use_com, c_st
             Rb_best[:, :] = Rb
         if best < conv:
             status = 0
-    return status, it, n_err, best, best_com, best_err
+    si[0], si[1], si[2], si[3], si[4] = it, n_err, stalled, status, 1
+    sf[0], sf[1], sf[2] = best, best_com, best_err
+    return True
 
 
-def solve_fast_floating(fm: iik_fast.FastModel, q0_pub: NDArray, base_pos: NDArray, base_rot: NDArray,
-                        x_star: NDArray, c_row: NDArray, o_idx: NDArray, o_star: NDArray, ow: float,
-                        com_target: NDArray | None, basis: tuple[NDArray, NDArray], idx: NDArray,
-                        w_inv_aug: NDArray, home_int: NDArray, params) -> tuple:
-    """Run the kernel; inputs validated by the caller. ``w_inv_aug`` = 6 base + joint weights (internal order).
-    Returns (q public order, base_pos, base_rot, status code, iterations, errors list, CoM error, point error)
-    of the best iterate."""
+def solve_fast_floating_steps(fm: iik_fast.FastModel, q0_pub: NDArray, base_pos: NDArray, base_rot: NDArray,
+                              x_star: NDArray, c_row: NDArray, o_idx: NDArray, o_star: NDArray, ow: float,
+                              com_target: NDArray | None, basis: tuple[NDArray, NDArray], idx: NDArray,
+                              w_inv_aug: NDArray, home_int: NDArray, params, budget: int = 0):
+    """Generator over the kernel; inputs validated by the caller. ``w_inv_aug`` = 6 base + joint weights (internal
+    order). Each resumption runs at most ``budget`` iterations (≤ 0: all); it yields while the solve has not ended
+    and returns (q public order, base_pos, base_rot, status code, iterations, errors list, CoM error, point error)
+    of the best iterate: the same whatever ``budget`` is."""
     P = params
     nj = fm.nj
     qa = np.zeros(6 + nj)
@@ -368,14 +378,34 @@ def solve_fast_floating(fm: iik_fast.FastModel, q0_pub: NDArray, base_pos: NDArr
     bp_best = np.empty(3)
     Rb_best = np.empty((3, 3))
     errors = np.empty(P.max_iterations + 1)
-    status, it, n_err, best, best_com, best_err = _solve_floating(
-        qa, np.ascontiguousarray(base_pos, dtype=float), np.ascontiguousarray(base_rot, dtype=float),
-        np.ascontiguousarray(x_star, dtype=float), c_row, o_idx, o_star, float(ow), use_com, c_star, u1, u2, idx,
-        fm.eff_R, fm.eff_t, fm.axis, fm.par, fm.fix_anchor, fm.fix_R, fm.fix_t, fm.mass, fm.com_local,
-        fm.total_mass, fm.sub_mass_frac, fm.sub, lower, upper, w_inv_aug, home,
-        float(P.nullspace_gain), bool(P.exact_nullspace), int(P.limit_passes), float(P.locality_threshold_rad),
-        float(P.convergence_m), float(P.no_progress_m), int(P.no_progress_iterations), int(P.max_iterations),
-        float(P.c_inv), float(P.c_inv_min), float(P.anneal_scale_m), q_best, bp_best, Rb_best, errors)
+    si = np.zeros(5, dtype=np.int64)
+    sf = np.array([np.inf, 0.0, np.inf])
+    bp = np.array(base_pos, dtype=float)       # copies: the kernel moves the base in place
+    Rb = np.array(base_rot, dtype=float)
+    xs = np.ascontiguousarray(x_star, dtype=float)
+    args = (qa, bp, Rb, xs, c_row, o_idx, o_star, float(ow), use_com, c_star, u1, u2, idx,
+            fm.eff_R, fm.eff_t, fm.axis, fm.par, fm.fix_anchor, fm.fix_R, fm.fix_t, fm.mass, fm.com_local,
+            fm.total_mass, fm.sub_mass_frac, fm.sub, lower, upper, w_inv_aug, home,
+            float(P.nullspace_gain), bool(P.exact_nullspace), int(P.limit_passes), float(P.locality_threshold_rad),
+            float(P.convergence_m), float(P.no_progress_m), int(P.no_progress_iterations), int(P.max_iterations),
+            float(P.c_inv), float(P.c_inv_min), float(P.anneal_scale_m), q_best, bp_best, Rb_best, errors, si, sf,
+            int(budget))
+    while not _solve_floating(*args):
+        yield
     q_pub = np.empty(nj)
     q_pub[fm.perm] = q_best
-    return q_pub, bp_best, Rb_best, status, it, errors[:n_err].tolist(), best_com, best_err
+    return q_pub, bp_best, Rb_best, int(si[3]), int(si[0]), errors[:si[1]].tolist(), float(sf[1]), float(sf[2])
+
+
+def drain(gen):
+    """Run a solve generator to its end; its return value."""
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+
+
+def solve_fast_floating(*args, **kwargs) -> tuple:
+    """:func:`solve_fast_floating_steps` run to its end in one call."""
+    return drain(solve_fast_floating_steps(*args, **kwargs))

@@ -18,7 +18,9 @@ the plan one solve period ahead, :math:`t_{plan} + T`, from the seed (:mod:`.see
 :class:`.Press`, :class:`.GroundSeek`), support polygon (:mod:`.support_source`), CoM target offsets
 (:class:`.CoMRateLimit`, :class:`.CoMIntegral`), orientation tasks (:class:`.OrientationHolds`). Between solves the
 command is interpolated, :math:`q_{des} = (1-a) q_{k-1} + a q_k`, :math:`a = \\min(1, i/n)`, and
-:class:`.ServoSagIntegral` adds its integral. The plan clock advances by ``period_s`` per tick unless the
+:class:`.ServoSagIntegral` adds its integral. A tick runs at most ``iterations_per_update`` IIK iterations
+(real-time budget); a longer solve goes on in the next ticks and, when it ends, is interpolated to from there (the
+same iterate as in one go, one or two ticks later). The plan clock advances by ``period_s`` per tick unless the
 :class:`.CoMGate` holds it. Deterministic: nothing depends on the wall clock (solve times are only measured).
 """
 from __future__ import annotations
@@ -83,7 +85,8 @@ class CrawlTracker:
                  root: str = "floating", seed=None, stance_source: str = "planned", stance_hold=None,
                  support=None, orientation_holds: Optional[OrientationHolds] = None, lookahead=None,
                  com_rate_limit=None, com_integral=None, gate=None, servo_sag=None, press=None, seek=None,
-                 iik_params: Optional[IIKParams] = None, weights: Optional[dict] = None, margin_m: float = 0.07):
+                 iik_params: Optional[IIKParams] = None, weights: Optional[dict] = None, margin_m: float = 0.07,
+                 iterations_per_update: int = 0):
         if not (math.isfinite(period_s) and period_s > 0):
             raise TrackerError("period_s must be finite and > 0")
         if not (math.isfinite(solve_rate_hz) and solve_rate_hz > 0):
@@ -117,7 +120,11 @@ class CrawlTracker:
         self.ik = CoMModulatedIIK(model, iik_params or IIKParams.improved(max_iterations=30, convergence_m=0.002),
                                   home_q=home_q, stance_weight=w["stance"], swing_weight=w["swing"],
                                   pelvis_weight=w["pelvis"], com_weight=w["com"], margin_m=margin_m)
+        if not (isinstance(iterations_per_update, int) and iterations_per_update >= 0):
+            raise TrackerError("iterations_per_update must be an int >= 0")
+        self.iterations_per_update = iterations_per_update
         self.end_s: Optional[float] = None   #: stop the plan clock here (default: the plan's duration)
+        self._job = None                      #: the running solve (a generator), if any
         self.started = False
 
     @classmethod
@@ -144,7 +151,7 @@ class CrawlTracker:
                                                  convergence_m=p["iik.convergence_m"], backend=p["iik.backend"],
                                                  no_progress_m=p["iik.no_progress_m"]),
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
-                   margin_m=p["com.margin_m"])
+                   margin_m=p["com.margin_m"], iterations_per_update=p["iik.iterations_per_update"])
 
     # ------------------------------------------------------------------------------------------------ life cycle
     def start(self, plan, sensed, q_command: np.ndarray) -> None:
@@ -164,14 +171,16 @@ class CrawlTracker:
         self.orientation.start(self.model, q_in, sensed.base_rot, self.cur.heading_rad)
         self.last: Optional[SolveRecord] = None
         self.solved = False
+        self.solving = False
+        self._job = None
         self.started = True
 
     def end_time(self, plan) -> float:
         return plan.duration_s if self.end_s is None else min(plan.duration_s, self.end_s)
 
     def finished(self, plan) -> bool:
-        """True once the plan clock has passed the end of ``plan``."""
-        return self.t_plan > self.end_time(plan) + 1e-9
+        """True once the plan clock has passed the end of ``plan`` and no solve is still running."""
+        return self.t_plan > self.end_time(plan) + 1e-9 and self._job is None
 
     def restart_clock(self) -> None:
         """Plan time back to 0 for a new plan (the controller core's next Cartesian segment); integrators, seed and
@@ -188,8 +197,14 @@ class CrawlTracker:
             raise TrackerError("step() before start()")
         T = self.end_time(plan)
         self.solved = False
+        self.solving = False
         if self.tick % self.n_per_solve == 0:
-            self._solve(plan, sensed, T)
+            if self._job is not None:   # overdue (a budget too small for the solve period): end it now
+                self._advance(0)
+            self._job = self._solve(plan, sensed, T)
+            self._advance(self.iterations_per_update)
+        elif self._job is not None:
+            self._advance(self.iterations_per_update)
         self.since_solve += 1
         a = min(1.0, self.since_solve / self.n_per_solve)
         q_des = (1 - a) * self.q_prev + a * self.q_next
@@ -199,7 +214,23 @@ class CrawlTracker:
             self.t_plan += dt
         return q_cmd
 
-    def _solve(self, plan, sensed, T: float) -> None:
+    def _advance(self, budget: int) -> None:
+        """Run the pending solve for at most ``budget`` IIK iterations (0: to its end)."""
+        self.solving = True
+        self._budget = budget
+        try:
+            next(self._job)
+        except StopIteration:
+            self._job = None
+        except BaseException:
+            self._job = None
+            raise
+        if budget <= 0 and self._job is not None:
+            self._advance(0)
+
+    def _solve(self, plan, sensed, T: float):
+        """One solve as a generator (:meth:`CoMModulatedIIK.solve_steps`): the tick that starts it samples the plan,
+        the gate and the sensed state; the tick that ends it hands the result to the interpolation."""
         Ts = self.solve_period_s
         sites = sensed.contacts
         touch, force = sensed.touch, sensed.force
@@ -219,16 +250,27 @@ class CrawlTracker:
         com_des = getattr(nxt, "com_xy", None)
         sup = self.support.points(sites, targets)
         t_solve = time.perf_counter()
+        dt_solve = 0.0
+        com_xy = np.array(sensed.com_xy, dtype=float)
         ori = self.orientation.targets(nxt.heading_rad)
         off = self.com_integral.offset()
         if self.com_modulation and self.com_rate_limit.rate_m_s > 0 and used.sum() >= 3:
             c_goal = self.ik.com_target(sensed.com_xy if com_des is None else com_des, sup[used])[0]
             off = off + self.com_rate_limit.offset(c_goal, sensed.com_xy, Ts)
-        res = self.ik.solve(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
-                            root=self.root, modulate=self.com_modulation, support_xy=sup, orientations=ori,
-                            com_offset_xy=off if np.any(off) else None)
-        dt_solve = time.perf_counter() - t_solve
-        self.com_integral.update(res.com_target_xy, sensed.com_xy, Ts)
+        steps = self.ik.solve_steps(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
+                                    root=self.root, modulate=self.com_modulation, support_xy=sup, orientations=ori,
+                                    com_offset_xy=off if np.any(off) else None, budget=self._budget)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                res = stop.value
+                break
+            dt_solve += time.perf_counter() - t_solve
+            yield
+            t_solve = time.perf_counter()
+        dt_solve += time.perf_counter() - t_solve
+        self.com_integral.update(res.com_target_xy, com_xy, Ts)
         self.q_prev = self.q_next
         self.q_next = res.q
         self.seed.solved(res.q, res.base_pos, res.base_rot)
