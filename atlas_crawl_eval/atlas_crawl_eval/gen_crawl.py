@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
-from atlas_crawl_controller.tracking.crawl_tracker import parameter_set as tracker_parameter_set
 from atlas_crawl_mujoco.sim import AtlasSim
 
 from .iik_crawl import (NOMINAL, add_track_args, eval_metrics, robot_model, sensed_base, start_stance, track,
@@ -85,9 +84,7 @@ def main(argv=None) -> int:
                     help="gait generator parameters (config/gait_generator_parameters.yaml)")
     ap.add_argument("--no-feedback", action="store_true", help="heading/lateral gains 0 (open-loop placement)")
     ap.add_argument("--out", default="reports/gen_crawl")
-    add_track_args(ap)
-    # the controller core's default (what the graph runs), not the iik_crawl runner's
-    ap.set_defaults(hold_ori=",".join(tracker_parameter_set().values()["orientation_hold_frames"]))
+    add_track_args(ap)   # defaults: the controller's parameter file
     a = ap.parse_args(argv)
     params = {}
     pset = parameter_set()

@@ -48,6 +48,7 @@ from atlas_crawl_kinematics.stance import STANCE_SOURCES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 from atlas_crawl_controller.parameters import ParameterError
 from atlas_crawl_controller.tracking import CrawlTracker
+from atlas_crawl_controller.tracking.crawl_tracker import parameter_set as tracker_parameter_set
 
 from atlas_crawl_mujoco.logger import Logger
 from atlas_crawl_mujoco.sim import AtlasSim
@@ -116,54 +117,40 @@ def start_stance(sim: AtlasSim, model: RobotModel, nominal=NOMINAL, settle_s: fl
     return sim.joint_q(), r
 
 
+#: the crawl tracker's defaults (atlas_crawl_controller/config/crawl_tracker_parameters.yaml): the runner runs the
+#: controller's law with the controller's parameters unless told otherwise
+_D = tracker_parameter_set().defaults()
+
+
 @dataclass
 class TrackConfig:
-    solve_hz: float = 50.0
-    com_modulation: bool = False
-    stance: str = "planned"
-    root: str = "floating"
-    margin_m: float = 0.07  #: the knee contact points sit ~5 cm ahead of the knee sites: keep a larger margin
-    sag_ki: float = 2.0  #: 1/s, integral gain on (interpolated command − sensed joints); 0 disables
-    sag_limit_rad: float = 0.15
-    stance_weight: float = 10.0
-    swing_weight: float = 1.0
-    pelvis_weight: float = 0.3
-    com_weight: float = 10.0
+    """The runner's view of the tracker's parameters (defaults: the parameter file; see its descriptions)."""
+    solve_hz: float = _D["solve_rate_hz"]
+    com_modulation: bool = _D["com_modulation"]
+    stance: str = _D["stance_source"]
+    root: str = _D["root"]
+    margin_m: float = _D["com.margin_m"]
+    sag_ki: float = _D["sag.ki_per_s"]
+    sag_limit_rad: float = _D["sag.limit_rad"]
+    stance_weight: float = _D["weights.stance"]
+    swing_weight: float = _D["weights.swing"]
+    pelvis_weight: float = _D["weights.pelvis"]
+    com_weight: float = _D["weights.com"]
     rest_s: float = 2.5  #: logged rest before and after the gait (cycle_index −1, eval harness convention)
-    hold: str = "planned"  #: stance contact targets: "planned" world point or "touchdown" (sensed at touchdown)
-    #: frames whose world orientation is held at the start value (yawed with the gait heading): the shins stay
-    #: parallel to the floor so the feet/toes do not touch it (the IIK knows nothing of the feet), the pelvis keeps
-    #: its pitch/roll
-    hold_orientation: tuple = ("l_lleg", "r_lleg", "utorso")
-    #: CoM modulation anticipates the next lift: the support set is the stance set minus any limb the plan lifts
-    #: within this horizon (a quasi-static crawl must shift *before* the lift; with the current set only, the
-    #: four-point polygon admits a CoM that the tripod will not)
-    lookahead_s: float = 0.6
-    #: seed of each solve: "internal" = the IIK's own previous solution (joints + base pose; thesis Eq. 4.14
-    #: ``q_t = q_{t−1} + …``, a kinematically consistent trajectory the servos follow) or "sensed" = sensed joints
-    #: and measured pelvis pose every tick (the servo sag and every wobble feed back into the plan)
-    seed: str = "internal"
-    convergence_m: float = 0.002  #: IIK convergence per tick (the 5 mm default quantises small per-tick moves)
-    #: closed-loop "wait for the CoM" gate: before a lift the plan clock stops until the *measured* CoM has at least
-    #: this margin in the *measured* support triangle that will remain (0 disables; open-loop timing)
-    gate_margin_m: float = 0.0
-    gate_timeout_s: float = 2.0
-    #: integral of the horizontal CoM error (target − measured) added to the CoM target (1/s; modulation only)
-    com_ki: float = 0.0
-    com_i_limit_m: float = 0.06
-    #: rate limit of the modulated CoM target (m/s; 0 = none): the margin point jumps when the support set switches
-    #: (lookahead), and the IIK follows a jump within a few ticks — a lurch that unloads every contact
-    com_rate_m_s: float = 0.3
-    #: stance contacts are commanded this far *below* their planned point: a preload against the compliance of
-    #: the position servos, so all three contacts of a tripod stay loaded instead of the body rocking on a diagonal
-    press_m: float = 0.0
-    #: ground-seeking reflex: a planned-stance limb that senses no touch has its target lowered at this speed
-    #: (m/s, up to ``seek_max_m``) until it touches; released at the same speed once it does (0 disables)
-    seek_m_s: float = 0.0
-    seek_max_m: float = 0.05
-    #: support polygon of the modulation: "sensed" = measured contact sites (real world), "targets" = the stance
-    #: targets the IIK holds (its own, internal world: consistent with ``seed="internal"`` even after slip/turn)
-    support: str = "sensed"
+    hold: str = _D["stance_hold"]
+    hold_orientation: tuple = tuple(_D["orientation_hold_frames"])
+    lookahead_s: float = _D["com.lookahead_s"]
+    seed: str = _D["seed"]
+    convergence_m: float = _D["iik.convergence_m"]
+    gate_margin_m: float = _D["gate.margin_m"]
+    gate_timeout_s: float = _D["gate.timeout_s"]
+    com_ki: float = _D["com.ki_per_s"]
+    com_i_limit_m: float = _D["com.integral_limit_m"]
+    com_rate_m_s: float = _D["com.rate_limit_m_per_s"]
+    press_m: float = _D["press_m"]
+    seek_m_s: float = _D["seek.speed_m_per_s"]
+    seek_max_m: float = _D["seek.max_m"]
+    support: str = _D["support_source"]
     stop_after_s: float = math.inf  #: end the run at this plan time (short tests); default: the whole plan
 
 
@@ -628,29 +615,29 @@ def track_config_from_args(a) -> TrackConfig:
 
 
 def add_track_args(ap):
-    ap.add_argument("--seed-mode", choices=["internal", "sensed"], default="internal",
+    ap.add_argument("--seed-mode", choices=["internal", "sensed"], default=_D["seed"],
                     help="IIK seed per tick: its own previous solution (thesis Eq. 4.14) or the sensed state")
-    ap.add_argument("--gate-margin", type=float, default=0.0,
+    ap.add_argument("--gate-margin", type=float, default=_D["gate.margin_m"],
                     help="m; hold the plan before each lift until the measured CoM has this margin (0: off)")
-    ap.add_argument("--gate-timeout", type=float, default=2.0, help="s, longest CoM-gate hold per lift")
-    ap.add_argument("--com-ki", type=float, default=0.0, help="1/s, integral of the CoM error (modulation only)")
-    ap.add_argument("--press", type=float, default=0.0, help="m, stance contacts commanded below the floor")
-    ap.add_argument("--support", choices=["sensed", "targets"], default="sensed",
+    ap.add_argument("--gate-timeout", type=float, default=_D["gate.timeout_s"], help="s, longest CoM-gate hold per lift")
+    ap.add_argument("--com-ki", type=float, default=_D["com.ki_per_s"], help="1/s, integral of the CoM error (modulation only)")
+    ap.add_argument("--press", type=float, default=_D["press_m"], help="m, stance contacts commanded below the floor")
+    ap.add_argument("--support", choices=["sensed", "targets"], default=_D["support_source"],
                     help="modulation support polygon: measured contacts or the IIK's stance targets")
-    ap.add_argument("--seek", type=float, default=0.0, help="m/s, ground-seeking reflex of untouched stance limbs")
-    ap.add_argument("--com-rate", type=float, default=0.3, help="m/s, rate limit of the modulated CoM target")
-    ap.add_argument("--lookahead", type=float, default=0.6, help="s, modulation anticipates lifts this far ahead")
-    ap.add_argument("--hold-ori", default="l_lleg,r_lleg,utorso",
+    ap.add_argument("--seek", type=float, default=_D["seek.speed_m_per_s"], help="m/s, ground-seeking reflex of untouched stance limbs")
+    ap.add_argument("--com-rate", type=float, default=_D["com.rate_limit_m_per_s"], help="m/s, rate limit of the modulated CoM target")
+    ap.add_argument("--lookahead", type=float, default=_D["com.lookahead_s"], help="s, modulation anticipates lifts this far ahead")
+    ap.add_argument("--hold-ori", default=",".join(_D["orientation_hold_frames"]),
                     help="comma-separated frames whose world orientation is held (yawed with the heading)")
-    ap.add_argument("--stance-weight", type=float, default=10.0)
-    ap.add_argument("--com-weight", type=float, default=10.0)
+    ap.add_argument("--stance-weight", type=float, default=_D["weights.stance"])
+    ap.add_argument("--com-weight", type=float, default=_D["weights.com"])
     ap.add_argument("--com-modulation", action="store_true")
-    ap.add_argument("--stance", choices=STANCE_SOURCES, default="planned")
-    ap.add_argument("--root", choices=ROOT_CHOICES, default="floating")
-    ap.add_argument("--margin", type=float, default=0.07, help="CoM modulation margin, m")
-    ap.add_argument("--solve-hz", type=float, default=50.0)
-    ap.add_argument("--sag-ki", type=float, default=2.0)
-    ap.add_argument("--hold", choices=["planned", "touchdown"], default="planned")
+    ap.add_argument("--stance", choices=STANCE_SOURCES, default=_D["stance_source"])
+    ap.add_argument("--root", choices=ROOT_CHOICES, default=_D["root"])
+    ap.add_argument("--margin", type=float, default=_D["com.margin_m"], help="CoM modulation margin, m")
+    ap.add_argument("--solve-hz", type=float, default=_D["solve_rate_hz"])
+    ap.add_argument("--sag-ki", type=float, default=_D["sag.ki_per_s"])
+    ap.add_argument("--hold", choices=["planned", "touchdown"], default=_D["stance_hold"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--video", action="store_true")
 
