@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     except ValueError as e:
         ap.error(str(e))
     goals = a.goal or [["crawl", "{cycles: 10}"], ["turn", "{cycles: 12}"]]
-    rows, ok_all = [], True
+    rows, ok_all, goals_ok = [], True, True
     for kind, text in goals:
         runs = {ps: [run_one(kind, text, ps, node_params=sets) for _ in range(a.trials)] for ps in a.pose_sources}
         rows.append(runs)
@@ -129,6 +129,7 @@ def main(argv=None) -> int:
             print(f"  {ps}: {st.count('succeeded')}/{len(rs)} succeeded, {falls} fell, wall "
                   f"{sum(r['wall_s'] for r in rs):.0f} s" + "".join(f"; {r['reason']}" for r in rs if r["reason"]))
             ok &= st.count("succeeded") == len(rs) and falls == 0
+            goals_ok &= st.count("succeeded") == len(rs) and falls == 0
             ph = [r.get("phase_time_s", {}) for r in rs]
             kinds = sorted({k for p in ph for k in p})
             if kinds:
@@ -164,8 +165,10 @@ def main(argv=None) -> int:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=1, default=float)
     if len(a.pose_sources) < 2:
-        print("\nevery goal succeeded without a fall (one pose source: nothing compared)" if ok_all
+        print("\nevery goal succeeded without a fall (one pose source: nothing compared)" if goals_ok
               else "\nsome goals FAILED (see above)")
+        if goals_ok and not ok_all:
+            print("estimator targets MISSED (see above)")
     else:
         print("\nall targets met" if ok_all else "\nsome targets MISSED (see above)")
     return 0 if ok_all else 1

@@ -1,6 +1,6 @@
 """Closed-loop Cartesian crawl (gait generator, issue 12) in MuJoCo physics: forward, backward, turn on the spot.
 
-    python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1] \
+    python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1 --noise-rad 0.01] \
         [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback]
 
 Each trial: a fresh simulator, the runner's nominal hands-and-knees stance (:func:`iik_crawl.start_stance`), then
@@ -45,10 +45,16 @@ def command_for(mode: str, vx: float, wz: float) -> CrawlCommand:
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def run_trial(mode: str, a, seed: int, params: dict, quiet=True) -> dict:
+def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0) -> dict:
+    """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
+    settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same)."""
     model = robot_model()
     sim = AtlasSim(seed=seed)
     home, _ = start_stance(sim, model, nominal=NOMINAL)
+    if noise_rad > 0:
+        q = sim.joint_q() + np.random.default_rng(seed).uniform(-noise_rad, noise_rad, sim.joint_q().shape)
+        sim.set_joint_targets(q)
+        sim.step(int(round(0.5 / sim.dt)))
     c0 = sim.contact_site_pos()
     gen = CrawlGaitGenerator(c0, sim.com()[:2], 0.0, command_for(mode, a.vx, a.wz), a.cycles, params)
     cfg = track_config_from_args(a)
@@ -77,7 +83,9 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", nargs="+", default=["forward", "backward", "turn"],
                     choices=["forward", "backward", "turn"])
     ap.add_argument("--cycles", type=int, default=10)
-    ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--trials", type=int, default=1,
+                    help="trial 0 from the exact nominal stance, trial k > 0 with --noise-rad start noise (seed + k)")
+    ap.add_argument("--noise-rad", type=float, default=0.01, help="start noise of trials k > 0 (rad, uniform)")
     ap.add_argument("--vx", type=float, default=0.035, help="m/s, |vx| of forward/backward")
     ap.add_argument("--wz", type=float, default=0.1, help="rad/s of the turn on the spot")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
@@ -96,7 +104,7 @@ def main(argv=None) -> int:
     rows = []
     for mode in a.modes:
         for i in range(a.trials):
-            r = run_trial(mode, a, a.seed + i, params)
+            r = run_trial(mode, a, a.seed + i, params, noise_rad=a.noise_rad if i > 0 else 0.0)
             rows.append(r)
             print(f"{mode:8s} seed {r['seed']}: {r['velocity_m_s']:.4f} m/s, drift {r['drift_per_gait_m']:.4f} m/gait,"
                   f" turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle {r['time_per_circle_s']:.1f}, "

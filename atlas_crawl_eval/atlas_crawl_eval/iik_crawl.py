@@ -142,6 +142,7 @@ class TrackConfig:
     lookahead_s: float = _D["com.lookahead_s"]
     seed: str = _D["seed"]
     convergence_m: float = _D["iik.convergence_m"]
+    iterations_per_update: int = _D["iik.iterations_per_update"]
     gate_margin_m: float = _D["gate.margin_m"]
     gate_timeout_s: float = _D["gate.timeout_s"]
     com_ki: float = _D["com.ki_per_s"]
@@ -214,8 +215,8 @@ def tracker_params(cfg: TrackConfig) -> dict:
     return {"solve_rate_hz": cfg.solve_hz, "com_modulation": cfg.com_modulation, "root": cfg.root,
             "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
             "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": 30,
-            "iik.convergence_m": cfg.convergence_m, "weights.stance": cfg.stance_weight,
-            "weights.swing": cfg.swing_weight, "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
+            "iik.convergence_m": cfg.convergence_m, "iik.iterations_per_update": cfg.iterations_per_update,
+            "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight, "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
             "com.margin_m": cfg.margin_m, "com.lookahead_s": cfg.lookahead_s, "com.rate_limit_m_per_s": cfg.com_rate_m_s,
             "com.ki_per_s": cfg.com_ki, "com.integral_limit_m": cfg.com_i_limit_m, "gate.margin_m": cfg.gate_margin_m,
             "gate.timeout_s": cfg.gate_timeout_s, "sag.ki_per_s": cfg.sag_ki, "sag.limit_rad": cfg.sag_limit_rad,
@@ -611,7 +612,8 @@ def track_config_from_args(a) -> TrackConfig:
                        margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
                        press_m=a.press, seek_m_s=a.seek, support=a.support, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
-                       hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else ())
+                       hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else (),
+                       iterations_per_update=a.iterations_per_update)
 
 
 def add_track_args(ap):
@@ -636,6 +638,8 @@ def add_track_args(ap):
     ap.add_argument("--root", choices=ROOT_CHOICES, default=_D["root"])
     ap.add_argument("--margin", type=float, default=_D["com.margin_m"], help="CoM modulation margin, m")
     ap.add_argument("--solve-hz", type=float, default=_D["solve_rate_hz"])
+    ap.add_argument("--iterations-per-update", type=int, default=_D["iik.iterations_per_update"],
+                    help="IIK iterations per control tick (real-time slicing; 0 = whole solves, as before session 9)")
     ap.add_argument("--sag-ki", type=float, default=_D["sag.ki_per_s"])
     ap.add_argument("--hold", choices=["planned", "touchdown"], default=_D["stance_hold"])
     ap.add_argument("--seed", type=int, default=0)

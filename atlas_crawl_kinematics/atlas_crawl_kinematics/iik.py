@@ -264,20 +264,10 @@ class IIKSolver:
         return k.rotation_jacobian(f, root=self.root)
 
     # ------------------------------------------------------------------ solve
-    def solve(
-        self,
-        q0: ArrayLike,
-        targets: ArrayLike,
-        weights: ArrayLike | None = None,
-        orientations: Mapping[str, ArrayLike] | None = None,
-        com_target: ArrayLike | None = None,
-        up: ArrayLike = (0.0, 0.0, 1.0),
-        base_pos: ArrayLike | None = None,
-        base_rot: ArrayLike | None = None,
-    ) -> IIKResult:
-        """Solve for the configuration that puts ``frames`` at ``targets`` (:meth:`solve_steps` run to its end)."""
-        return iik_fast_floating.drain(self.solve_steps(q0, targets, weights, orientations, com_target, up,
-                                                        base_pos, base_rot))
+    def solve(self, *args, **kwargs) -> IIKResult:
+        """Solve for the configuration that puts ``frames`` at ``targets``: :meth:`solve_steps` (same arguments) run
+        to its end."""
+        return iik_fast_floating.drain(self.solve_steps(*args, **kwargs))
 
     def solve_steps(
         self,

@@ -255,8 +255,8 @@ class CrawlTracker:
         ori = self.orientation.targets(nxt.heading_rad)
         off = self.com_integral.offset()
         if self.com_modulation and self.com_rate_limit.rate_m_s > 0 and used.sum() >= 3:
-            c_goal = self.ik.com_target(sensed.com_xy if com_des is None else com_des, sup[used])[0]
-            off = off + self.com_rate_limit.offset(c_goal, sensed.com_xy, Ts)
+            c_goal = self.ik.com_target(com_xy if com_des is None else com_des, sup[used])[0]
+            off = off + self.com_rate_limit.offset(c_goal, com_xy, Ts)
         steps = self.ik.solve_steps(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
                                     root=self.root, modulate=self.com_modulation, support_xy=sup, orientations=ori,
                                     com_offset_xy=off if np.any(off) else None, budget=self._budget)
