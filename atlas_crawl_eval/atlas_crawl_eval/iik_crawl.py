@@ -216,7 +216,8 @@ def tracker_params(cfg: TrackConfig) -> dict:
             "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
             "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": 30,
             "iik.convergence_m": cfg.convergence_m, "iik.iterations_per_update": cfg.iterations_per_update,
-            "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight, "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
+            "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight,
+            "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
             "com.margin_m": cfg.margin_m, "com.lookahead_s": cfg.lookahead_s, "com.rate_limit_m_per_s": cfg.com_rate_m_s,
             "com.ki_per_s": cfg.com_ki, "com.integral_limit_m": cfg.com_i_limit_m, "gate.margin_m": cfg.gate_margin_m,
             "gate.timeout_s": cfg.gate_timeout_s, "sag.ki_per_s": cfg.sag_ki, "sag.limit_rad": cfg.sag_limit_rad,
@@ -621,14 +622,19 @@ def add_track_args(ap):
                     help="IIK seed per tick: its own previous solution (thesis Eq. 4.14) or the sensed state")
     ap.add_argument("--gate-margin", type=float, default=_D["gate.margin_m"],
                     help="m; hold the plan before each lift until the measured CoM has this margin (0: off)")
-    ap.add_argument("--gate-timeout", type=float, default=_D["gate.timeout_s"], help="s, longest CoM-gate hold per lift")
-    ap.add_argument("--com-ki", type=float, default=_D["com.ki_per_s"], help="1/s, integral of the CoM error (modulation only)")
+    ap.add_argument("--gate-timeout", type=float, default=_D["gate.timeout_s"],
+                    help="s, longest CoM-gate hold per lift")
+    ap.add_argument("--com-ki", type=float, default=_D["com.ki_per_s"],
+                    help="1/s, integral of the CoM error (modulation only)")
     ap.add_argument("--press", type=float, default=_D["press_m"], help="m, stance contacts commanded below the floor")
     ap.add_argument("--support", choices=["sensed", "targets"], default=_D["support_source"],
                     help="modulation support polygon: measured contacts or the IIK's stance targets")
-    ap.add_argument("--seek", type=float, default=_D["seek.speed_m_per_s"], help="m/s, ground-seeking reflex of untouched stance limbs")
-    ap.add_argument("--com-rate", type=float, default=_D["com.rate_limit_m_per_s"], help="m/s, rate limit of the modulated CoM target")
-    ap.add_argument("--lookahead", type=float, default=_D["com.lookahead_s"], help="s, modulation anticipates lifts this far ahead")
+    ap.add_argument("--seek", type=float, default=_D["seek.speed_m_per_s"],
+                    help="m/s, ground-seeking reflex of untouched stance limbs")
+    ap.add_argument("--com-rate", type=float, default=_D["com.rate_limit_m_per_s"],
+                    help="m/s, rate limit of the modulated CoM target")
+    ap.add_argument("--lookahead", type=float, default=_D["com.lookahead_s"],
+                    help="s, modulation anticipates lifts this far ahead")
     ap.add_argument("--hold-ori", default=",".join(_D["orientation_hold_frames"]),
                     help="comma-separated frames whose world orientation is held (yawed with the heading)")
     ap.add_argument("--stance-weight", type=float, default=_D["weights.stance"])

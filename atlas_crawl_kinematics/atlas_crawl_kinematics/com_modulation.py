@@ -410,7 +410,8 @@ class CoMModulatedIIK:
                     orientations: dict | None = None, com_offset_xy: ArrayLike | None = None,
                     budget: int = 0) -> Generator[None, None, ModulationResult]:
         """Solve one control tick (see module doc), as a generator sliced by ``budget`` IIK iterations
-        (:meth:`IIKSolver.solve_steps`); it returns the :class:`ModulationResult`. ``targets`` (4, 3) world; ``stance`` (4,) bool (the set s_p);
+        (:meth:`IIKSolver.solve_steps`); it returns the :class:`ModulationResult`. ``targets`` (4, 3) world;
+        ``stance`` (4,) bool (the set s_p);
         ``support_xy`` (4, 2|3) the contact positions that form the support polygon (default: the targets);
         ``com_desired_xy`` the desired CoM (default: the current CoM); ``pelvis_target`` (3,) world, optional;
         ``orientations`` ``{frame: world rotation}`` (e.g. the shins, so the feet stay off the floor, and the pelvis);
