@@ -12,8 +12,6 @@ from ros_fixtures import goals, run_cartesian_crawl, stack  # noqa: F401  (pytes
 def test_iik_crawl_forward_on_the_estimate(goals, stack):  # noqa: F811
     run_cartesian_crawl(stack, goals, method=1, direction=0, cycles=1, sign=+1)
 
-
-def test_com_modulated_crawl_forward_on_the_estimate(goals, stack):  # noqa: F811
-    # METHOD_COM_MODULATED fell in 4 of 11 one-cycle goals while the modulation's support polygon was the measured
-    # contact sites with a 0.07 m margin (README, issue 10); now the IIK's stance targets with 0.04 m
-    run_cartesian_crawl(stack, goals, method=2, direction=0, cycles=1, sign=+1)
+# METHOD_COM_MODULATED forward is not run here (the default suite's 15-minute budget): the same law forward is
+# atlas_crawl_eval/test/test_iik_crawl.py::test_modulated_crawl_with_the_controller_defaults (runner, physics), and
+# through the graph 5/5 one-cycle goals on the estimate and 4/4 ten-cycle goals succeeded (README, issue 10).
