@@ -199,12 +199,12 @@ class CrawlTracker:
         self.solved = False
         self.solving = False
         if self.tick % self.n_per_solve == 0:
-            if self._job is not None:   # overdue (a budget too small for the solve period): end it now
-                self._advance(0)
-            self._job = self._solve(plan, sensed, T)
-            self._advance(self.iterations_per_update)
+            while self._job is not None:   # overdue (a budget too small for the solve period): end it now
+                self._advance()
+            self._job = self._solve(plan, sensed, T, self.iterations_per_update)
+            self._advance()
         elif self._job is not None:
-            self._advance(self.iterations_per_update)
+            self._advance()
         self.since_solve += 1
         a = min(1.0, self.since_solve / self.n_per_solve)
         q_des = (1 - a) * self.q_prev + a * self.q_next
@@ -214,10 +214,9 @@ class CrawlTracker:
             self.t_plan += dt
         return q_cmd
 
-    def _advance(self, budget: int) -> None:
-        """Run the pending solve for at most ``budget`` IIK iterations (0: to its end)."""
+    def _advance(self) -> None:
+        """Run the pending solve for its next slice of IIK iterations."""
         self.solving = True
-        self._budget = budget
         try:
             next(self._job)
         except StopIteration:
@@ -225,10 +224,8 @@ class CrawlTracker:
         except BaseException:
             self._job = None
             raise
-        if budget <= 0 and self._job is not None:
-            self._advance(0)
 
-    def _solve(self, plan, sensed, T: float):
+    def _solve(self, plan, sensed, T: float, budget: int):
         """One solve as a generator (:meth:`CoMModulatedIIK.solve_steps`): the tick that starts it samples the plan,
         the gate and the sensed state; the tick that ends it hands the result to the interpolation."""
         Ts = self.solve_period_s
@@ -259,7 +256,7 @@ class CrawlTracker:
             off = off + self.com_rate_limit.offset(c_goal, com_xy, Ts)
         steps = self.ik.solve_steps(q_s, bp, bR, targets, used, com_desired_xy=com_des, pelvis_target=pelvis_t,
                                     root=self.root, modulate=self.com_modulation, support_xy=sup, orientations=ori,
-                                    com_offset_xy=off if np.any(off) else None, budget=self._budget)
+                                    com_offset_xy=off if np.any(off) else None, budget=budget)
         while True:
             try:
                 next(steps)
