@@ -37,6 +37,7 @@ import numpy as np
 
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
+from .body_motion import BodyMotion
 from .controller_core import Mode, Reference
 from . import fall_detector as fd
 from .parameters import ParamValues, load_parameter_file
@@ -393,6 +394,7 @@ class GaitSequencer:
         self._load = lambda expr: compose_scripts(expr, script_loader)
         self._run: Optional[_Run] = None
         self._t_prev_tick: Optional[float] = None
+        self.motion = BodyMotion(self.params["start_settle.window_s"])   # fed by observe(): the settle test
         self._next_seq = 1
         #: ControllerReference.sender of our references; statuses of other senders' references are not ours
         self.sender = "gait_sequencer"
@@ -1101,6 +1103,8 @@ class GaitSequencer:
         if pose.shape != (7,) or not np.all(np.isfinite(pose)):
             return det.state
         self._last_pose = pose.copy()
+        self.motion.window_s = float(self.params["start_settle.window_s"])
+        self.motion.update(t, pose)
         ic = None
         if (self.params["fall.use_estimated_support"] and support is not None
                 and getattr(support, "age_s", 0.0) <= self.params["support_max_age_s"]):
@@ -1137,6 +1141,18 @@ class GaitSequencer:
             if goal.roll_to == "belly" and post in (fd.CRAWL, fd.PRONE):
                 return f"already belly down ({where})"
         return ""
+
+    def settle_wait(self, goal: MotionGoal, waited_s: float) -> Optional[str]:
+        """Whether ``goal`` must wait before it is planned: a description of the motion while the pelvis still moves
+        faster than the ``start_settle.*`` limits (Crawl / Turn / CrawlTo only, at most ``start_settle.timeout_s``
+        of ``waited_s``); None = start now (settled, waited long enough, or the motion is not known)."""
+        p = self.params
+        if goal.kind not in (CRAWL, TURN, CRAWL_TO) or waited_s >= p["start_settle.timeout_s"]:
+            return None
+        r = self.motion.rates()
+        if r is None or (r[0] <= p["start_settle.max_speed_m_per_s"] and r[1] <= p["start_settle.max_rate_rad_per_s"]):
+            return None
+        return f"pelvis moving at {r[0]:.2f} m/s, {r[1]:.2f} rad/s"
 
     def needs_recovery(self, goal: MotionGoal, pelvis_pose=None) -> bool:
         return goal.kind in (CRAWL, TURN, CRAWL_TO) and self.posture_rejection(goal, pelvis_pose) != ""

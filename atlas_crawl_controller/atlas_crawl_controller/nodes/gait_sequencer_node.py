@@ -431,6 +431,31 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 self._outcome = None
                 self._feedback = None
 
+    def _wait_settled(self, mg, goal_handle) -> Optional[str]:
+        """Before planning: wait while GaitSequencer.settle_wait says the pelvis still moves (bounded by
+        ``start_settle.timeout_s`` of sim time and the wall stall bound). Returns a reason only when the goal was
+        cancelled meanwhile (nothing moved)."""
+        t0, wall0, why = self._now_s(), time.monotonic(), None
+        while True:
+            with self._lock:
+                seq = self._seq
+                if seq is None or not self._active:
+                    return None
+                waited = self._now_s() - t0
+                why_now = seq.settle_wait(mg, waited)
+                timeout = self.params["start_settle.timeout_s"]
+            if why_now is None:
+                if why is not None and waited >= timeout:
+                    self.get_logger().warn(f"{mg.description}: the robot did not settle within start_settle.timeout_s "
+                                           f"= {timeout} s ({why}); starting anyway")
+                return None
+            why = why_now
+            if goal_handle.is_cancel_requested:
+                return f"canceled while waiting for the robot to settle ({why}); nothing moved"
+            if time.monotonic() - wall0 > self.params["stall_timeout_wall_s"] or not rclpy.ok(context=self.context):
+                return None
+            time.sleep(0.02)
+
     def _plan_off_lock(self, mg, goal_handle):
         """Plan the goal on a planner thread without the node lock (goal, cancel and parameter requests keep being
         answered), bounded by ``planning_timeout_s`` of wall time. Returns (seq, run, error, canceled)."""
@@ -470,7 +495,11 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._outcome = None
             self._feedback = None
             self._event.clear()
-        seq, run, start_error, canceled = self._plan_off_lock(mg, goal_handle)
+        seq, run, start_error, canceled = None, None, self._wait_settled(mg, goal_handle), False
+        if start_error is None:
+            seq, run, start_error, canceled = self._plan_off_lock(mg, goal_handle)
+        else:
+            canceled = True
         with self._lock:
             if start_error is None and (not self._active or self._seq is not seq):
                 start_error = "inactive"
