@@ -1,10 +1,14 @@
 """Tune the gait generator's placement-feedback gains with optuna (TPE), issue 12 §3.
 
     python lab/tune_gait_generator.py --trials 20 --out /tmp/tune_gen
+    python lab/tune_gait_generator.py --trials 30 --modes forward --seeds 2 \
+        --fixed t_shift_s=0.2 t_swing_s=0.15 max_stride_m=0.6 limits.vx_m_per_s=0.4 --vx 0.25
 
-Objective per trial (fresh sim each, forward and backward, ``--cycles`` cycles):
-``sum over modes of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall), i.e. the straight-crawl
-targets normalised. Prints the best parameters as ``--set`` arguments of ``python -m atlas_crawl_eval.gen_crawl``.
+Objective per trial (fresh sim each, the ``--modes``, ``--seeds`` trials each: seed 0 from the nominal stance, seed
+k > 0 with the runner's 0.01 rad start noise, ``--cycles`` cycles):
+``mean over runs of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall), i.e. the straight-crawl
+targets normalised. ``--fixed`` generator parameters are held (e.g. a faster timing). Prints the best parameters as
+``--set`` arguments of ``python -m atlas_crawl_eval.gen_crawl``.
 """
 from __future__ import annotations
 
@@ -18,23 +22,28 @@ import optuna
 from atlas_crawl_eval import gen_crawl
 
 
-def objective_factory(a):
+def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None):
+    fixed = dict(fixed or {})
 
     def objective(trial):
         params = {"feedback.heading_gain": trial.suggest_float("feedback.heading_gain", 0.0, 0.6),
                   "feedback.max_heading_step_rad": trial.suggest_float("feedback.max_heading_step_rad", 0.002, 0.05),
                   "feedback.lateral_gain_rad_per_m": trial.suggest_float("feedback.lateral_gain_rad_per_m", 0.0, 5.0),
                   "feedback.max_steer_rad": trial.suggest_float("feedback.max_steer_rad", 0.0, 0.3)}
+        params.update(fixed)
         ns = argparse.Namespace(**vars(a))
-        cost = 0.0
-        for mode in ("forward", "backward"):
-            r = gen_crawl.run_trial(mode, ns, 0, params)
-            if r["fell"] or not math.isfinite(r["drift_per_gait_m"]):
-                cost += 100.0
-                continue
-            cost += abs(r["drift_per_gait_m"]) / 0.005 + abs(r["turn_per_gait_deg"]) / 0.2
-            trial.set_user_attr(mode, {k: r[k] for k in ("velocity_m_s", "drift_per_gait_m", "turn_per_gait_deg")})
-        return cost
+        cost, n = 0.0, 0
+        for mode in modes:
+            for seed in range(seeds):
+                r = gen_crawl.run_trial(mode, ns, seed, params, noise_rad=0.01 if seed > 0 else 0.0)
+                n += 1
+                if r["fell"] or not math.isfinite(r["drift_per_gait_m"]):
+                    cost += 100.0
+                    continue
+                cost += abs(r["drift_per_gait_m"]) / 0.005 + abs(r["turn_per_gait_deg"]) / 0.2
+                trial.set_user_attr(f"{mode}_{seed}", {k: r[k] for k in ("velocity_m_s", "drift_per_gait_m",
+                                                                          "turn_per_gait_deg")})
+        return cost / n
 
     return objective
 
@@ -43,6 +52,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--out", default="/tmp/tune_gen")
+    ap.add_argument("--modes", nargs="+", default=["forward", "backward"], choices=["forward", "backward"])
+    ap.add_argument("--seeds", type=int, default=1, help="trials per mode (seed k > 0: 0.01 rad start noise)")
+    ap.add_argument("--fixed", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="generator parameters held fixed (config/gait_generator_parameters.yaml)")
     gen_crawl_args = ["--cycles", "10"]
     a, rest = ap.parse_known_args()
     # the runner's own defaults (tracker configuration, command) + any of its flags after ours
@@ -57,14 +70,19 @@ def main():
                          "feedback.lateral_gain_rad_per_m": 0.0, "feedback.max_steer_rad": 0.2})   # open loop
     study.enqueue_trial({"feedback.heading_gain": 0.1, "feedback.max_heading_step_rad": 0.02,
                          "feedback.lateral_gain_rad_per_m": 2.0, "feedback.max_steer_rad": 0.2})
-    study.optimize(objective_factory(ga), n_trials=a.trials)
+    pset = gen_crawl.parameter_set()
+    fixed = {}
+    for kv in a.fixed:
+        k, v = kv.split("=", 1)
+        fixed[k] = pset.check(k, type(pset.defaults()[k])(v))
+    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed), n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     best = study.best_trial
     (out / "best.json").write_text(json.dumps(dict(value=best.value, params=best.params, attrs=best.user_attrs),
                                               indent=1), encoding="utf-8")
     print("best", best.value, best.user_attrs)
-    print("--set " + " ".join(f"{k}={v:.4g}" for k, v in best.params.items()))
+    print("--set " + " ".join([f"{k}={v:.4g}" for k, v in best.params.items()] + a.fixed))
 
 
 if __name__ == "__main__":

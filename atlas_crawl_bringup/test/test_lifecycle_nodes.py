@@ -101,6 +101,22 @@ def test_parameter_change_takes_effect(stack, probe):
     assert "[s]" in d.description and d.floating_point_range[0].from_value == 0.05
 
 
+def test_gait_generator_parameters_on_the_sequencer_node(stack):
+    """The gait generator the sequencer hosts is tuned through the node (rqt, a params file) as gait_generator.*:
+    a valid value reaches the sequencer's next plans, an invalid one is rejected with a reason and changes nothing."""
+    node = stack.sequencer
+    assert node.get_parameter("gait_generator.t_shift_s").value == pytest.approx(0.8)
+    r = node.set_parameters([Parameter("gait_generator.t_shift_s", value=0.3)])[0]
+    assert r.successful, r.reason
+    assert node._generator_overrides()["t_shift_s"] == 0.3
+    if node._seq is not None:
+        assert node._seq._gen_params()["t_shift_s"] == 0.3
+    r = node.set_parameters([Parameter("gait_generator.t_swing_s", value=-1.0)])[0]
+    assert not r.successful and "t_swing_s" in r.reason
+    assert node._generator_overrides()["t_swing_s"] == pytest.approx(0.6)
+    assert node.set_parameters([Parameter("gait_generator.t_shift_s", value=0.8)])[0].successful
+
+
 def test_gait_sequencer_rejects_goals_unless_active(stack):
     from atlas_crawl_controller.nodes.goal_client import GoalClient
     gc = GoalClient(stack.create_node("lc_client"), sim_time=stack.sim.sim_time)

@@ -395,6 +395,7 @@ class GaitSequencer:
         self._run: Optional[_Run] = None
         self._t_prev_tick: Optional[float] = None
         self.motion = BodyMotion(self.params["start_settle.window_s"])   # fed by observe(): the settle test
+        self.generator_params: Optional[dict] = None   # gait generator overrides (set_generator_params)
         self._next_seq = 1
         #: ControllerReference.sender of our references; statuses of other senders' references are not ours
         self.sender = "gait_sequencer"
@@ -509,10 +510,12 @@ class GaitSequencer:
                 r.update(cycle=0, index=0, last_in_cycle=False)
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if cmd0 is None:
-                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction)
+                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
+                                          params=self.generator_params)
             else:
                 from .gait_generator import CrawlGaitGenerator
-                gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles)
+                gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
+                                             self.generator_params)
             raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
             if goal.kind == VELOCITY and goal.cycles == 1:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
@@ -820,8 +823,15 @@ class GaitSequencer:
         from .gait_generator import parameter_set as gen_parameter_set
         vals = getattr(self, "_gen_vals", None)
         if vals is None:
-            vals = self._gen_vals = gen_parameter_set().values()
+            vals = self._gen_vals = gen_parameter_set().values(self.generator_params)
         return vals
+
+    def set_generator_params(self, params: Optional[dict]) -> None:
+        """Overrides of config/gait_generator_parameters.yaml for the goals planned from now on (the node passes its
+        ``gait_generator.*`` parameters; values already validated one by one: the generator checks the command
+        against them when a goal is planned)."""
+        self.generator_params = dict(params) if params else None
+        self._gen_vals = None
 
     def _cycle_s(self, goal: MotionGoal) -> float:
         from .velocity_command import cycle_time_s

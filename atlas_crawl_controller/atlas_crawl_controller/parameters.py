@@ -35,6 +35,7 @@ reason (e.g. a cross-parameter constraint).  Nothing is applied unless everythin
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
@@ -275,6 +276,13 @@ class ParameterSet:
             raise ParameterError(f"default does not validate: {e}") from None
         return ParameterSpec(name=name, type=ptype, default=default, description=desc, validation=validation,
                              read_only=spec.read_only)
+
+    def prefixed(self, prefix: str) -> "ParameterSet":
+        """The same parameters named ``<prefix>.<name>``: another component's parameters declared on a node that
+        hosts it (e.g. the gait generator's on the gait sequencer node); ``values[prefix]``-style access through
+        :class:`ParamValues` attributes gives them back unprefixed."""
+        return ParameterSet(self.namespace, [dataclasses.replace(s, name=f"{prefix}.{n}")
+                                             for n, s in self.specs.items()])
 
     # -- values ----------------------------------------------------------------------------------------------------
     def defaults(self) -> Dict[str, Any]:

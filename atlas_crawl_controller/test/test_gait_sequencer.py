@@ -456,3 +456,28 @@ def test_turn_that_went_the_wrong_way_is_not_a_success():
         assert out is not None and out.status == status, out
         if status == "aborted":
             assert out.reason.startswith("no progress: turned -") and "right in 2 cycles" in out.reason, out.reason
+
+
+def test_generator_parameters_reach_the_planned_goal():
+    """set_generator_params (the node's gait_generator.* parameters): the goals planned afterwards run a generator
+    with those values (here a faster timing: the generated cycle's shift steps last t_shift_s x time scale)."""
+    p = parameter_set().values({"generator.enabled": True})
+    g, why = validate_crawl(crawl_goal(method=1, cycles=1), p, iik_available=True)
+    assert g is not None, why
+    c0 = np.array([[0.66, 0.22, 0.0], [0.66, -0.22, 0.0], [0.0, 0.26, 0.0], [0.0, -0.26, 0.0]])
+    sup = SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0]))
+    pose = np.array([0, 0, 0.5, 0, 0.6159, 0, 0.7878])
+    durations = {}
+    for over in (None, {"t_shift_s": 0.2, "t_swing_s": 0.15, "crawl_speed_m_per_s": 0.1}):
+        seq = GaitSequencer(p)
+        seq.set_generator_params(over)
+        run = seq.prepare(g, pose, sup)
+        assert run.gen["gen"].p["t_shift_s"] == (over or {}).get("t_shift_s", 0.8)
+        durations[bool(over)] = [s.duration_s for s in run.steps if s.name.startswith("shift_")]
+        assert seq._gen_params()["t_swing_s"] == (over or {}).get("t_swing_s", 0.6)
+    assert durations[True] and all(d == pytest.approx(0.2) for d in durations[True][1:])
+    assert all(d == pytest.approx(0.8) for d in durations[False][1:])
+    with pytest.raises(ValueError, match="exceeds the limit"):   # a command the overridden limits refuse
+        seq = GaitSequencer(p)
+        seq.set_generator_params({"limits.vx_m_per_s": 0.01})
+        seq.prepare(g, pose, sup)

@@ -68,6 +68,7 @@ from std_msgs.msg import String
 from .. import gait_sequencer as gs
 from .. import velocity_command as vc
 from ..controller_core import Mode, Reference
+from ..gait_generator import parameter_set as gen_parameter_set
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg, support_from_msg
@@ -112,6 +113,9 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         super().__init__(node_name, **kwargs)
         self._pset = gs.parameter_set()
         declare_validated_parameters(self, self._pset, self._apply_params)
+        # the hosted gait generator's parameters (config/gait_generator_parameters.yaml) as gait_generator.*
+        self._gen_pset = gen_parameter_set().prefixed("gait_generator")
+        declare_validated_parameters(self, self._gen_pset, self._apply_gen_params, attr="gen_params")
         self._lock = threading.RLock()
         self._active = False
         self._busy: Optional[str] = None            # description of the running goal (set in the goal callback)
@@ -175,11 +179,25 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._restart_timer(new["rate_hz"], callback_group=self._cb_timer)
         return None
 
+    def _generator_overrides(self, values=None) -> dict:
+        return (values or self.gen_params).gait_generator.as_dict()
+
+    def _apply_gen_params(self, new) -> Optional[str]:
+        """gait_generator.* changes: used by the goals planned from now on (a running goal keeps its generator)."""
+        vals = self._generator_overrides(new)
+        with self._lock:
+            self.gen_params = new
+            self._gen_vals = gen_parameter_set().values(vals)
+            if self._seq is not None:
+                self._seq.set_generator_params(vals)
+        return None
+
     # ------------------------------------------------------------------ lifecycle
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         try:
             seq = gs.GaitSequencer(self.params)
             seq.sender = self.get_name()
+            seq.set_generator_params(self._generator_overrides())
             missing = []
             for k, v in self.params.as_dict().items():
                 if k.startswith("gaits."):
@@ -203,8 +221,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                                          callback_group=self._cb_inputs),
             ]
             if self.params["cmd_vel.enabled"]:
-                from ..gait_generator import parameter_set as gen_parameter_set
-                self._gen_vals = gen_parameter_set().values()
+                self._gen_vals = gen_parameter_set().values(self._generator_overrides())
                 self._cmd_vel_stamped = bool(self.params["cmd_vel.stamped"])
                 self._subs.append(self.create_subscription(
                     TwistStamped if self._cmd_vel_stamped else Twist, topics.CMD_VEL, self._on_cmd_vel, 10,
