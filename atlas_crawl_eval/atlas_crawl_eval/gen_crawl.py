@@ -1,7 +1,8 @@
 """Closed-loop Cartesian crawl (gait generator, issue 12) in MuJoCo physics: forward, backward, turn on the spot.
 
     python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1 --noise-rad 0.01] \
-        [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback]
+        [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback] \
+        [--scene 'slope:angle_deg=5'] [--disturbance gains]
 
 Each trial: a fresh simulator, the runner's nominal hands-and-knees stance (:func:`iik_crawl.start_stance`), then
 the controller's :class:`~atlas_crawl_controller.gait_generator.CrawlGaitGenerator` tracked by the controller's
@@ -49,7 +50,13 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
     settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same)."""
     model = robot_model()
-    sim = AtlasSim(seed=seed)
+    scene, dist = getattr(a, "scene", ""), getattr(a, "disturbance", "none")
+    if dist != "none":
+        from .robustness import Hooks, scene_for
+        scene = scene_for(scene or "flat", dist)
+    sim = AtlasSim(params={"scene": scene} if scene else None, seed=seed)
+    if dist in ("gains", "mass"):
+        Hooks(dist, seed).on_sim(sim)      # the robustness matrix's disturbance, applied the same way
     home, _ = start_stance(sim, model, nominal=NOMINAL)
     if noise_rad > 0:
         q = sim.joint_q() + np.random.default_rng(seed).uniform(-noise_rad, noise_rad, sim.joint_q().shape)
@@ -91,6 +98,10 @@ def main(argv=None) -> int:
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="gait generator parameters (config/gait_generator_parameters.yaml)")
     ap.add_argument("--no-feedback", action="store_true", help="heading/lateral gains 0 (open-loop placement)")
+    ap.add_argument("--scene", default="", help="simulator scene, e.g. 'slope:angle_deg=5' (as the robustness matrix)")
+    ap.add_argument("--disturbance", default="none",
+                    choices=["none", "gains", "mass", "friction_low", "friction_high"],
+                    help="a robustness-matrix disturbance (servo gains x0.8, torso mass +10 %%, friction 0.5 / 1.25)")
     ap.add_argument("--out", default="reports/gen_crawl")
     add_track_args(ap)   # defaults: the controller's parameter file
     a = ap.parse_args(argv)
