@@ -46,17 +46,25 @@ def command_for(mode: str, vx: float, wz: float) -> CrawlCommand:
     raise ValueError(f"unknown mode {mode!r}")
 
 
+def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> AtlasSim:
+    """A fresh simulator on ``scene`` (a scene spec, "" = the default floor) with one of the robustness matrix's
+    static disturbances (``gains``, ``mass``, ``friction_low``, ``friction_high``), applied as the matrix does."""
+    from .robustness import Hooks, scene_for
+    if disturbance not in ("none", "gains", "mass", "friction_low", "friction_high"):
+        raise ValueError(f"unknown disturbance {disturbance!r}")
+    if disturbance != "none":
+        scene = scene_for(scene or "flat", disturbance)
+    sim = AtlasSim(params={"scene": scene} if scene else None, seed=seed)
+    if disturbance in ("gains", "mass"):
+        Hooks(disturbance, seed).on_sim(sim)
+    return sim
+
+
 def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0) -> dict:
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
     settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same)."""
     model = robot_model()
-    scene, dist = getattr(a, "scene", ""), getattr(a, "disturbance", "none")
-    if dist != "none":
-        from .robustness import Hooks, scene_for
-        scene = scene_for(scene or "flat", dist)
-    sim = AtlasSim(params={"scene": scene} if scene else None, seed=seed)
-    if dist in ("gains", "mass"):
-        Hooks(dist, seed).on_sim(sim)      # the robustness matrix's disturbance, applied the same way
+    sim = make_sim(getattr(a, "scene", ""), getattr(a, "disturbance", "none"), seed)
     home, _ = start_stance(sim, model, nominal=NOMINAL)
     if noise_rad > 0:
         q = sim.joint_q() + np.random.default_rng(seed).uniform(-noise_rad, noise_rad, sim.joint_q().shape)
