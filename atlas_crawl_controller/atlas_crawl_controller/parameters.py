@@ -279,8 +279,8 @@ class ParameterSet:
 
     def prefixed(self, prefix: str) -> "ParameterSet":
         """The same parameters named ``<prefix>.<name>``: another component's parameters declared on a node that
-        hosts it (e.g. the gait generator's on the gait sequencer node); ``values[prefix]``-style access through
-        :class:`ParamValues` attributes gives them back unprefixed."""
+        hosts it (e.g. the gait generator's on the gait sequencer node); ``values.<prefix>`` (a :class:`ParamValues`
+        attribute) gives them back unprefixed."""
         return ParameterSet(self.namespace, [dataclasses.replace(s, name=f"{prefix}.{n}")
                                              for n, s in self.specs.items()])
 
