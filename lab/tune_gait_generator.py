@@ -22,7 +22,7 @@ import optuna
 from atlas_crawl_eval import gen_crawl
 
 
-def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None):
+def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0):
     fixed = dict(fixed or {})
 
     def objective(trial):
@@ -30,8 +30,13 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None):
                   "feedback.max_heading_step_rad": trial.suggest_float("feedback.max_heading_step_rad", 0.002, 0.05),
                   "feedback.lateral_gain_rad_per_m": trial.suggest_float("feedback.lateral_gain_rad_per_m", 0.0, 5.0),
                   "feedback.max_steer_rad": trial.suggest_float("feedback.max_steer_rad", 0.0, 0.3)}
-        params.update(fixed)
         ns = argparse.Namespace(**vars(a))
+        if speed_target > 0:      # the timing and the commanded speed are tuned too
+            params.update({"t_shift_s": trial.suggest_float("t_shift_s", 0.15, 0.5),
+                           "t_swing_s": trial.suggest_float("t_swing_s", 0.15, 0.4),
+                           "max_stride_m": 1.0, "limits.vx_m_per_s": 0.6})
+            ns.vx = trial.suggest_float("vx", 0.05, 0.35)
+        params.update(fixed)
         cost, n = 0.0, 0
         for mode in modes:
             for seed in range(seeds):
@@ -41,6 +46,9 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None):
                     cost += 100.0
                     continue
                 cost += abs(r["drift_per_gait_m"]) / 0.005 + abs(r["turn_per_gait_deg"]) / 0.2
+                if speed_target > 0:   # 20 per speed_target of shortfall (a speed it does not reach costs most)
+                    v = abs(r["velocity_m_s"]) if math.isfinite(r["velocity_m_s"]) else 0.0
+                    cost += 20.0 * max(0.0, speed_target - v) / speed_target
                 trial.set_user_attr(f"{mode}_{seed}", {k: r[k] for k in ("velocity_m_s", "drift_per_gait_m",
                                                                           "turn_per_gait_deg")})
         return cost / n
@@ -54,6 +62,9 @@ def main():
     ap.add_argument("--out", default="/tmp/tune_gen")
     ap.add_argument("--modes", nargs="+", default=["forward", "backward"], choices=["forward", "backward"])
     ap.add_argument("--seeds", type=int, default=1, help="trials per mode (seed k > 0: 0.01 rad start noise)")
+    ap.add_argument("--speed-target", type=float, default=0.0,
+                    help="m/s; > 0 tunes t_shift_s, t_swing_s and the commanded speed too, with 20 x the relative "
+                         "shortfall below this speed added to the cost")
     ap.add_argument("--fixed", nargs="*", default=[], metavar="NAME=VALUE",
                     help="generator parameters held fixed (config/gait_generator_parameters.yaml)")
     gen_crawl_args = ["--cycles", "10"]
@@ -75,14 +86,16 @@ def main():
     for kv in a.fixed:
         k, v = kv.split("=", 1)
         fixed[k] = pset.check(k, type(pset.defaults()[k])(v))
-    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed), n_trials=a.trials)
+    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target), n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     best = study.best_trial
     (out / "best.json").write_text(json.dumps(dict(value=best.value, params=best.params, attrs=best.user_attrs),
                                               indent=1), encoding="utf-8")
     print("best", best.value, best.user_attrs)
-    print("--set " + " ".join([f"{k}={v:.4g}" for k, v in best.params.items()] + a.fixed))
+    gen = {k: v for k, v in best.params.items() if k != "vx"}
+    print(("--vx %.4g " % best.params["vx"] if "vx" in best.params else "")
+          + "--set " + " ".join([f"{k}={v:.4g}" for k, v in gen.items()] + a.fixed))
 
 
 if __name__ == "__main__":
