@@ -35,9 +35,6 @@ class BodyMotion:
         self.window_s = float(window_s)
         self._buf: collections.deque = collections.deque()
 
-    def reset(self) -> None:
-        self._buf.clear()
-
     def update(self, t: float, pose) -> None:
         """Add a sample at sim time ``t``; a non-finite sample is ignored, a time that goes back (a reset) clears."""
         p = np.asarray(pose, float).reshape(-1)

@@ -1159,10 +1159,10 @@ class GaitSequencer:
         p = self.params
         if goal.kind not in (CRAWL, TURN, CRAWL_TO) or waited_s >= p["start_settle.timeout_s"]:
             return None
-        r = self.motion.rates()
-        if r is None or (r[0] <= p["start_settle.max_speed_m_per_s"] and r[1] <= p["start_settle.max_rate_rad_per_s"]):
+        if self.motion.still(p["start_settle.max_speed_m_per_s"], p["start_settle.max_rate_rad_per_s"]) is not False:
             return None
-        return f"pelvis moving at {r[0]:.2f} m/s, {r[1]:.2f} rad/s"
+        v, w = self.motion.rates()
+        return f"pelvis moving at {v:.2f} m/s, {w:.2f} rad/s"
 
     def needs_recovery(self, goal: MotionGoal, pelvis_pose=None) -> bool:
         return goal.kind in (CRAWL, TURN, CRAWL_TO) and self.posture_rejection(goal, pelvis_pose) != ""

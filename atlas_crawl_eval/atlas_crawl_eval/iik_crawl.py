@@ -214,7 +214,7 @@ def tracker_params(cfg: TrackConfig) -> dict:
     """The runner's configuration as the tracker's gpl parameters (config/crawl_tracker_parameters.yaml)."""
     return {"solve_rate_hz": cfg.solve_hz, "com_modulation": cfg.com_modulation, "root": cfg.root,
             "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
-            "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": 30,
+            "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": _D["iik.max_iterations"],
             "iik.convergence_m": cfg.convergence_m, "iik.iterations_per_update": cfg.iterations_per_update,
             "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight,
             "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
