@@ -51,6 +51,19 @@ def test_window_time_reset_and_bad_samples():
         BodyMotion(0.0)
 
 
+def test_a_teleport_is_not_motion():
+    """/sim/reset puts the robot back at its start with sim time running on: 0.3 m in one 2 ms sample is a
+    discontinuity; the window restarts there instead of reading 1.5 m/s for 0.2 s."""
+    m = BodyMotion(0.2)
+    for k in range(100):
+        m.update(k * 0.002, pose_at([1.0, 0, 0.5]))
+    m.update(0.2, pose_at([0.7, 0, 0.5]))             # the reset
+    assert m.rates() is None
+    for k in range(1, 60):
+        m.update(0.2 + k * 0.002, pose_at([0.7, 0, 0.5]))
+    assert m.still(0.08, 0.15) is True
+
+
 def _goal(p, **kw):
     g = dict(cycles=1, distance_m=0.0, direction=0, loop_mode=0, method=0, speed_scale=1.0)
     mg, why = validate_crawl(SimpleNamespace(**dict(g, **kw)), p)
