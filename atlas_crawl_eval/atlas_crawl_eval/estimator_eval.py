@@ -189,7 +189,7 @@ def feed_estimator(sim, est, noise, k: int, stance, n_js: int, n_map: int, n_imu
     if k % n_map == 0:
         h, origin = sample_height_map(sim, sim.pelvis_pose()[0][:2], 2.0, 0.05)
         est.set_ground_map(HeightMap.from_fields(t, 0.05, h.shape[1], h.shape[0], origin[0], origin[1], h.ravel()))
-    if k % n_imu == 0 and not est.update_imu(t, *noise.imu(t, *sim.imu_true(), n_imu * sim.dt)) and est.reason:
+    if k % n_imu == 0 and not est.update_imu(t, *noise.imu_from(sim, t, n_imu * sim.dt)) and est.reason:
         out.append(est.reason)
     return out
 

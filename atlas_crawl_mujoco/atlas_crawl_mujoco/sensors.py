@@ -70,6 +70,12 @@ class SensorNoise:
             p["imu.accel_noise_density_m_per_s2_sqrt_hz"] * k * self.rng.standard_normal(3)
         return g, a
 
+    def imu_from(self, sim, t: float, period_s: float):
+        """:meth:`imu` of ``sim``'s IMU as ``imu.output`` says: the mean over the steps since the last sample
+        (``AtlasSim.imu_mean``) or the instantaneous value (``AtlasSim.imu_true``)."""
+        true = sim.imu_mean() if self.params["imu.output"] == "mean" else sim.imu_true()
+        return self.imu(t, *true, period_s)
+
     def joints(self, q, qd):
         """(q, q̇) with white noise (a copy; unchanged when the stds are 0)."""
         q = np.array(q, float)

@@ -49,6 +49,10 @@ class AtlasSim:
         self.fall_check = "crawl"
         self.fall_detector = FallDetector()   # the controller's fall definition (thresholds: fall.* parameters)
         self._push_end = None                  # sim time at which a push() force ends
+        mp = self.map                          # IMU sums over the physics steps since the last imu_mean()
+        self._imu_idx = np.r_[mp.imu_gyro_adr:mp.imu_gyro_adr + 3, mp.imu_accel_adr:mp.imu_accel_adr + 3]
+        self._imu_sum = np.zeros(6)
+        self._imu_n = 0
         self.spawn_z, self.spawn_quat = spawn_frame(self.model)   # ground under the start pose (scenes.py)
         self._viewer = None
         self._wall0 = None
@@ -81,6 +85,8 @@ class AtlasSim:
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
         self._push_end = None
+        self._imu_sum[:] = 0.0
+        self._imu_n = 0
         quat = np.asarray(base_quat_wxyz, dtype=float)
         quat = quat / np.linalg.norm(quat)
         if base_yaw_rad:
@@ -146,8 +152,11 @@ class AtlasSim:
     def step(self, n: int = 1, realtime: bool = False):
         """Advance ``n`` physics steps (1 ms each by default). ``realtime`` paces to the wall clock."""
         m, d = self.model, self.data
+        sd, idx, acc = d.sensordata, self._imu_idx, self._imu_sum
         for _ in range(int(n)):
             mujoco.mj_step(m, d)
+            acc += sd[idx]
+            self._imu_n += 1
             if self._push_end is not None and d.time >= self._push_end - 1e-9:
                 d.xfrc_applied[self.map.pelvis, :] = 0.0
                 self._push_end = None
@@ -196,6 +205,18 @@ class AtlasSim:
         :class:`atlas_crawl_mujoco.sensors.SensorNoise`."""
         sd, mp = self.data.sensordata, self.map
         return sd[mp.imu_gyro_adr:mp.imu_gyro_adr + 3].copy(), sd[mp.imu_accel_adr:mp.imu_accel_adr + 3].copy()
+
+    def imu_mean(self):
+        """The IMU as a real one outputs it: (angular velocity (3,), specific force (3,)), pelvis axes, each the mean
+        over the physics steps since the previous call (a MEMS IMU low-pass filters and decimates its internal
+        samples; an instantaneous sample of 1 kHz contact-rich physics aliases the contact impulses). Resets the
+        sums; with no step since, the instantaneous :meth:`imu_true`."""
+        if self._imu_n == 0:
+            return self.imu_true()
+        mean = self._imu_sum / self._imu_n
+        self._imu_sum[:] = 0.0
+        self._imu_n = 0
+        return mean[:3], mean[3:]
 
     def com(self) -> np.ndarray:
         """Whole-body centre of mass, world frame."""

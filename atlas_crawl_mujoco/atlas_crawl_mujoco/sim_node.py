@@ -256,7 +256,7 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         if period is None:
             self._imu_meas = None
             return
-        g, a = self.noise.imu(t, *self.sim.imu_true(), period)
+        g, a = self.noise.imu_from(self.sim, t, period)
         self._imu_meas = (g, a, period)
         est = self.estimator
         if self._est_next_js is None or t + 1e-9 >= self._est_next_js:

@@ -1,0 +1,150 @@
+"""The state estimator in the loop of a Cartesian crawl, without ROS (issue 14 §1): AtlasSim (1 kHz) + the controller
+core + the gait sequencer (``METHOD_IIK`` goal, the gait generator) + :class:`StateEstimator` fed as the sim node
+feeds it (``atlas_crawl_eval.estimator_eval.feed_estimator``: noisy IMU every control period, joints at
+``joint_rate_hz`` with the core's expected stance, the height map at 2 Hz). The core and the sequencer read the
+estimate (``--ground-truth`` : the simulator's pose); the sequencer's support state is the simulator's contacts,
+re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU noise stream).
+
+    python lab/estimator_cartesian_loop.py [--direction 1|-1] [--cycles 10] [--seed 0] [--imu-output mean|sample]
+        [--set leg.max_imu_only_s=0.3 ...]  [--save log.npz]
+
+Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
+``atlas_crawl_eval.estimator_eval``) and the heading error.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from atlas_crawl_controller import contact_inference as ci
+from atlas_crawl_controller.cartesian import make_cartesian_solver
+from atlas_crawl_controller.controller_core import CrawlControllerCore
+from atlas_crawl_controller.estimation import StateEstimator, default_params
+from atlas_crawl_controller.gait_sequencer import GaitSequencer, MotionGoal
+from atlas_crawl_controller.gait_sequencer import parameter_set as seq_params
+from atlas_crawl_controller.keyframes import load_script
+from atlas_crawl_eval import metrics
+from atlas_crawl_eval.estimator_eval import _parse_sets, feed_estimator
+from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
+from atlas_crawl_kinematics.support import crawl_heading_rad
+from atlas_crawl_mujoco.sensors import SensorNoise
+from atlas_crawl_mujoco.sim import AtlasSim
+
+
+def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
+        ground_truth: bool = False) -> dict:
+    sim = AtlasSim(seed=seed)
+    sim.fall_check = "crawl"
+    script = load_script("crawl_forward")     # the embedded graph's start pose
+    sim.reset(script.keyframes[0].q, base_quat_wxyz=tuple(getattr(script, "start_quat_wxyz", None) or (1, 0, 0, 0)))
+    core = CrawlControllerCore()
+    core.configure()
+    core.set_cartesian_solver(*make_cartesian_solver())
+
+    def pose_gt():
+        p, q = sim.pelvis_pose()
+        return np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]])
+
+    est = StateEstimator(default_params(est_set or {}))
+    noise = SensorNoise({"imu.output": imu_output}, seed=seed)
+    est.reset(pose_gt(), sim.time)
+    n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
+    n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
+
+    def feed(k):
+        feed_estimator(sim, est, noise, k, core.expected_stance, n_js, n_map, n_imu)
+
+    k = 0
+    while not (est.running and k >= 2500) and k < 8000:
+        sim.step(1)
+        feed(k)
+        k += 1
+    core.activate(sim.joint_q())
+
+    def pose_est():
+        e = est.estimate(sim.time)
+        return np.full(7, np.nan) if e is None else e.pose7.copy()
+
+    pose7 = pose_gt if ground_truth else pose_est
+
+    def in_frame(x):
+        """World points re-expressed through the pose the loop reads (rigidly with the pelvis)."""
+        pg, pe = pose_gt(), pose7()
+        if not np.all(np.isfinite(pe)):
+            return np.asarray(x)
+        M = quat_xyzw_to_R(pe[3:]) @ quat_xyzw_to_R(pg[3:]).T
+        return (np.asarray(x) - pg[:3]) @ M.T + pe[:3]
+
+    def support():
+        touch, _ = sim.limb_contacts()
+        pts, com = in_frame(sim.contact_site_pos()), in_frame(sim.com())
+        s = ci.support_from_contacts(touch, pts, com)
+        return SimpleNamespace(in_contact=touch, stability_margin_m=s.margin_m, statically_stable=s.statically_stable,
+                               age_s=0.0, positions=pts, com_xy=com[:2])
+
+    seq = GaitSequencer(seq_params().values())
+    seq.start(MotionGoal(kind="crawl", script="", method="iik", direction=direction, cycles=cycles,
+                         max_cycles=cycles), 0.0, pose7(), support())
+    n_ctrl = max(1, int(round(1.0 / (core.params["update_rate_hz"] * sim.dt))))
+    n_seq = max(1, int(round(0.01 / sim.dt)))
+    gt, es = [], []
+    step, t0, outcome, fell = 0, sim.time, None, ""
+    while outcome is None and sim.time - t0 < 60.0 * cycles:
+        t = sim.time - t0
+        if step % n_seq == 0:
+            out = seq.tick(t, core.status(), support(), pose7())
+            if out.reference is not None:
+                core.set_reference(out.reference)
+            outcome = out.outcome
+            gt.append(pose_gt())
+            es.append(pose_est())
+        if step % n_ctrl == 0:
+            cmd = core.update(t, n_ctrl * sim.dt, sim.joint_q(), sim.joint_qd(), sim.joint_effort(), pose7())
+            sim.set_joint_targets(cmd)
+        sim.step(1)
+        feed(step)
+        step += 1
+        f, why = sim.fallen()
+        if f:
+            fell = why
+            break
+    gt, es = np.array(gt), np.array(es)
+    ok = np.all(np.isfinite(es), axis=1)
+    path = float(np.sum(np.linalg.norm(np.diff(metrics.smooth(gt[:, :2]), axis=0), axis=1)))
+    err = np.linalg.norm(es[ok, :2] - gt[ok, :2], axis=1)
+    dh = [crawl_heading_rad(quat_xyzw_to_R(es[ok][-1, 3:])) - crawl_heading_rad(quat_xyzw_to_R(gt[ok][-1, 3:]))]
+    dh = math.degrees((dh[0] + math.pi) % (2 * math.pi) - math.pi)
+    return dict(outcome=getattr(outcome, "status", None), reason=getattr(outcome, "reason", ""), fell=fell,
+                sim_s=float(sim.time - t0), path_m=path, end_error_m=float(err[-1]), max_error_m=float(err.max()),
+                end_error_pct=100.0 * float(err[-1]) / max(path, 1e-9), heading_error_deg=dh,
+                progress_m=float(np.linalg.norm(gt[-1, :2] - gt[0, :2])))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--direction", type=int, choices=(1, -1), default=1)
+    ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--seed", type=int, nargs="+", default=[0])
+    ap.add_argument("--imu-output", choices=("mean", "sample"), default="mean")
+    ap.add_argument("--set", nargs="*", default=[], help="state estimator parameters, name=value")
+    ap.add_argument("--ground-truth", action="store_true", help="the core and sequencer read the ground truth")
+    a = ap.parse_args(argv)
+    est_set = _parse_sets(a.set)
+    pcts = []
+    for s in a.seed:
+        r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth)
+        pcts.append(r["end_error_pct"])
+        print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
+              f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "
+              f"end {100 * r['end_error_m']:.1f} cm = {r['end_error_pct']:.2f} % of the path (max "
+              f"{100 * r['max_error_m']:.1f} cm); heading error {r['heading_error_deg']:+.2f} deg", flush=True)
+    print(f"mean {np.mean(pcts):.2f} %, worst {np.max(pcts):.2f} % over {len(pcts)} seed(s) "
+          f"(direction {a.direction}, IMU {a.imu_output}, set {est_set or 'none'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
