@@ -1,8 +1,13 @@
-"""Closed-loop Cartesian crawl (gait generator, issue 12) in MuJoCo physics: forward, backward, turn on the spot.
+"""Closed-loop Cartesian crawl (gait generator, issue 12) in MuJoCo physics: forward, backward, turn on the spot,
+arcs.
 
     python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1 --noise-rad 0.01] \
         [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback] \
         [--scene 'slope:angle_deg=5'] [--disturbance gains]
+    python -m atlas_crawl_eval.gen_crawl --modes arc --radius-m 0.5 1 2 3 [--vx 0.035]
+
+An arc is the command (vx, 0, vx / R) (R > 0: to the left); its radius is measured by a least-squares circle through
+the pelvis positions at the same gait phase of every cycle (target: within 5 % of R, issue 12 §3).
 
 Each trial: a fresh simulator, the runner's nominal hands-and-knees stance (:func:`iik_crawl.start_stance`), then
 the controller's :class:`~atlas_crawl_controller.gait_generator.CrawlGaitGenerator` tracked by the controller's
@@ -30,13 +35,17 @@ from .iik_crawl import (NOMINAL, add_track_args, eval_metrics, robot_model, sens
 #: key-frame gaits (README "Results", evaluate.py part loop, 10 trials x 10 cycles)
 KEYFRAME = {"forward": "0.1266 m/s, drift 0.0089 m/gait, turn -0.03 deg/gait",
             "backward": "0.0682 m/s, drift 0.0086 m/gait, turn +0.22 deg/gait",
-            "turn": "32.6 deg/cycle, 45.3 s/circle (README, 4 cycles)"}
+            "turn": "32.6 deg/cycle, 45.3 s/circle (README, 4 cycles)", "arc": "-"}
 TARGETS = {"forward": ">= 0.30 m/s, drift <= 0.005 m/gait, |turn| <= 0.2 deg/gait",
            "backward": ">= 0.30 m/s, drift <= 0.005 m/gait, |turn| <= 0.2 deg/gait",
-           "turn": "<= 15 s/circle, radius <= 0.05 m"}
+           "turn": "<= 15 s/circle, radius <= 0.05 m", "arc": "radius within 5 %"}
 
 
-def command_for(mode: str, vx: float, wz: float) -> CrawlCommand:
+def command_for(mode: str, vx: float, wz: float, radius_m: float = math.inf) -> CrawlCommand:
+    if mode == "arc":
+        if not (math.isfinite(radius_m) and radius_m != 0.0):
+            raise ValueError(f"an arc needs a finite non-zero radius, got {radius_m!r}")
+        return CrawlCommand(abs(vx), 0.0, abs(vx) / radius_m)
     if mode == "forward":
         return CrawlCommand(abs(vx), 0.0, 0.0)
     if mode == "backward":
@@ -44,6 +53,31 @@ def command_for(mode: str, vx: float, wz: float) -> CrawlCommand:
     if mode == "turn":
         return CrawlCommand(0.0, 0.0, wz)
     raise ValueError(f"unknown mode {mode!r}")
+
+
+def fit_circle(xy):
+    """(centre (2,), radius) of the least-squares circle through the points ``xy`` (N, 2), N >= 3 (Kasa's
+    algebraic fit: 2 c·p + (r² − |c|²) = |p|², linear in c and r² − |c|²)."""
+    xy = np.asarray(xy, float)
+    if xy.ndim != 2 or xy.shape[1] != 2 or len(xy) < 3 or not np.all(np.isfinite(xy)):
+        raise ValueError("fit_circle: needs >= 3 finite (x, y) points")
+    A = np.c_[2.0 * xy, np.ones(len(xy))]
+    sol, *_ = np.linalg.lstsq(A, (xy ** 2).sum(axis=1), rcond=None)
+    c = sol[:2]
+    return c, float(math.sqrt(max(sol[2] + c @ c, 0.0)))
+
+
+def arc_radius(arr, cycle_s: float) -> float:
+    """Radius of the circle fitted through the pelvis positions at the same gait phase in every cycle (each first
+    lift-off of a cycle: the pelvis sways within a cycle, one period per cycle), from the first lift-off on."""
+    t = np.asarray(arr["time_s"], float)
+    xy = np.asarray(arr["pelvis_pos_m"], float)[:, :2]
+    moving = np.flatnonzero(~np.asarray(arr["planned_stance"], bool).all(axis=1))
+    if moving.size == 0 or not cycle_s > 0:
+        raise ValueError("arc_radius: no step in the log")
+    ts = np.arange(t[moving[0]], t[-1] + 1e-9, cycle_s)
+    pts = np.c_[np.interp(ts, t, xy[:, 0]), np.interp(ts, t, xy[:, 1])]
+    return fit_circle(pts)[1]
 
 
 def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> AtlasSim:
@@ -60,7 +94,8 @@ def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> Atlas
     return sim
 
 
-def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0) -> dict:
+def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0,
+              radius_m: float = math.inf) -> dict:
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
     settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same)."""
     model = robot_model()
@@ -71,11 +106,12 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
         sim.set_joint_targets(q)
         sim.step(int(round(0.5 / sim.dt)))
     c0 = sim.contact_site_pos()
-    gen = CrawlGaitGenerator(c0, sim.com()[:2], 0.0, command_for(mode, a.vx, a.wz), a.cycles, params)
+    gen = CrawlGaitGenerator(c0, sim.com()[:2], 0.0, command_for(mode, a.vx, a.wz, radius_m), a.cycles, params)
     cfg = track_config_from_args(a)
     t = time.perf_counter()
     arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet)
-    beh = {"forward": "crawl_forward", "backward": "crawl_backward", "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
+    beh = {"forward": "crawl_forward", "backward": "crawl_backward", "arc": "crawl_forward",
+           "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
     em = eval_metrics(arr, beh)
     row = dict(mode=mode, seed=seed, fell=bool(summ["fell"]), fall_reason=summ.get("fall_reason", ""),
                wall_s=time.perf_counter() - t, gait_time_s=summ["gait_time_s"],
@@ -85,6 +121,10 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
                                                    "radius_m", "turn_per_cycle_deg")})
     if mode == "turn":
         row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
+    if mode == "arc":
+        row["radius_target_m"] = abs(float(radius_m))
+        row["arc_radius_m"] = arc_radius(arr, 4 * gen.seq.step_s)
+        row["arc_radius_error_pct"] = 100.0 * (row["arc_radius_m"] / abs(float(radius_m)) - 1.0)
     row["time_per_circle_s"] = row["time_per_circle_extrapolated_s"]
     if "error" in em:
         row["metric_error"] = em["error"]
@@ -96,7 +136,9 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", nargs="+", default=["forward", "backward", "turn"],
-                    choices=["forward", "backward", "turn"])
+                    choices=["forward", "backward", "turn", "arc"])
+    ap.add_argument("--radius-m", type=float, nargs="+", default=[1.0],
+                    help="arc radii (m, > 0: to the left), each run as its own arc trials")
     ap.add_argument("--cycles", type=int, default=10)
     ap.add_argument("--trials", type=int, default=1,
                     help="trial 0 from the exact nominal stance, trial k > 0 with --noise-rad start noise (seed + k)")
@@ -120,15 +162,20 @@ def main(argv=None) -> int:
         params[k] = pset.check(k, type(pset.defaults()[k])(v))
     if a.no_feedback:
         params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain_rad_per_m": 0.0, "feedback.position_gain": 0.0})
+    if any(r == 0 or not math.isfinite(r) for r in a.radius_m):
+        ap.error("--radius-m: radii must be finite and non-zero")
     rows = []
     for mode in a.modes:
-        for i in range(a.trials):
-            r = run_trial(mode, a, a.seed + i, params, noise_rad=a.noise_rad if i > 0 else 0.0)
-            rows.append(r)
-            print(f"{mode:8s} seed {r['seed']}: {r['velocity_m_s']:.4f} m/s, drift {r['drift_per_gait_m']:.4f} m/gait,"
-                  f" turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle {r['time_per_circle_s']:.1f}, "
-                  f"fell {r['fell']} {r['fall_reason']} {r.get('metric_error', '')} (wall {r['wall_s']:.0f} s)",
-                  flush=True)
+        for radius in (a.radius_m if mode == "arc" else [math.inf]):
+            for i in range(a.trials):
+                r = run_trial(mode, a, a.seed + i, params, noise_rad=a.noise_rad if i > 0 else 0.0, radius_m=radius)
+                rows.append(r)
+                arc = (f" arc radius {r['arc_radius_m']:.3f} m for {r['radius_target_m']:.2f} m "
+                       f"({r['arc_radius_error_pct']:+.1f} %)," if mode == "arc" else "")
+                print(f"{mode:8s} seed {r['seed']}:{arc} {r['velocity_m_s']:.4f} m/s, drift "
+                      f"{r['drift_per_gait_m']:.4f} m/gait, turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle "
+                      f"{r['time_per_circle_s']:.1f}, fell {r['fell']} {r['fall_reason']} {r.get('metric_error', '')} "
+                      f"(wall {r['wall_s']:.0f} s)", flush=True)
     print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | falls | key-frame gait | target |")
     print("|---|---|---|---|---|---|---|---|")
     for mode in a.modes:
@@ -137,6 +184,16 @@ def main(argv=None) -> int:
         print(f"| {mode} | {m('velocity_m_s'):.4f} | {m('drift_per_gait_m'):.4f} | {m('turn_per_gait_deg'):+.2f} | "
               f"{m('time_per_circle_s'):.1f} | {sum(r['fell'] for r in rs)}/{len(rs)} | {KEYFRAME[mode]} | "
               f"{TARGETS[mode]} |")
+    arcs = [r for r in rows if r["mode"] == "arc"]
+    if arcs:
+        print("\n| arc radius m | measured m (mean over trials) | error % (worst) | speed m/s | falls | target |")
+        print("|---|---|---|---|---|---|")
+        for radius in a.radius_m:
+            rs = [r for r in arcs if r["radius_target_m"] == abs(radius)]
+            err = [r["arc_radius_error_pct"] for r in rs]
+            print(f"| {radius:g} | {np.mean([r['arc_radius_m'] for r in rs]):.3f} | {np.mean(err):+.1f} "
+                  f"({max(err, key=abs):+.1f}) | {np.mean([r['velocity_m_s'] for r in rs]):.4f} | "
+                  f"{sum(r['fell'] for r in rs)}/{len(rs)} | within 5 % |")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "gen_crawl.json").write_text(json.dumps(dict(args=vars(a), params=params, rows=rows), indent=1,

@@ -1,6 +1,10 @@
-"""gen_crawl's --scene / --disturbance build the simulator the robustness matrix builds."""
+"""gen_crawl's --scene / --disturbance build the simulator the robustness matrix builds; its arc measurement."""
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from atlas_crawl_eval.gen_crawl import make_sim
 
@@ -23,3 +27,37 @@ def test_disturbances_change_the_model_as_the_matrix_does():
         base.model.geom_quat[[g for g in range(base.model.ngeom) if base.model.geom_bodyid[g] == 0]])
     with pytest.raises(ValueError, match="unknown disturbance"):
         make_sim(disturbance="push")
+
+
+@settings(max_examples=40, deadline=None)
+@given(cx=st.floats(-5, 5), cy=st.floats(-5, 5), r=st.floats(0.2, 5.0), a0=st.floats(-3.1, 3.1),
+       span=st.floats(0.3, 6.2))
+def test_fit_circle_reads_back_the_circle_of_points_on_an_arc(cx, cy, r, a0, span):
+    from atlas_crawl_eval.gen_crawl import fit_circle
+    a = a0 + np.linspace(0.0, span, 11)
+    c, rr = fit_circle(np.c_[cx + r * np.cos(a), cy + r * np.sin(a)])
+    assert rr == pytest.approx(r, rel=1e-6, abs=1e-6) and np.allclose(c, [cx, cy], atol=1e-5 * max(1.0, r))
+
+
+def test_arc_radius_samples_one_phase_per_cycle_and_ignores_the_sway():
+    """A pelvis on a 1.5 m circle, swaying ±5 cm across its path once per 5.6 s cycle: the per-cycle samples give
+    the radius back; bad inputs are refused."""
+    from atlas_crawl_eval.gen_crawl import arc_radius, command_for, fit_circle
+    T, v, R = 5.6, 0.035, 1.5
+    t = np.arange(0.0, 10 * T + 0.5, 0.01)
+    s = np.clip(t - 0.5, 0.0, None) * v
+    sway = 0.05 * np.sin(2 * np.pi * (t - 0.5) / T)
+    rad = R - sway
+    xy = np.c_[rad * np.sin(s / R), R - rad * np.cos(s / R)]
+    stance = np.ones((len(t), 4), bool)
+    stance[t >= 0.5, 0] = False                        # "lifting" from 0.5 s on
+    arr = {"time_s": t, "pelvis_pos_m": np.c_[xy, np.zeros(len(t))], "planned_stance": stance}
+    assert arc_radius(arr, T) == pytest.approx(R, rel=1e-3)
+    assert abs(fit_circle(xy[t >= 0.5])[1] / R - 1.0) > 2e-3          # all samples: the sway biases the fit
+    cmd = command_for("arc", 0.035, 0.0, -2.0)
+    assert cmd.vx_m_per_s == pytest.approx(0.035) and cmd.wz_rad_per_s == pytest.approx(-0.0175)
+    for bad in (0.0, math.inf, math.nan):
+        with pytest.raises(ValueError):
+            command_for("arc", 0.035, 0.0, bad)
+    with pytest.raises(ValueError):
+        fit_circle([[0.0, 0.0], [1.0, 0.0]])
