@@ -117,7 +117,7 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
     pose7 = pose_estimate if feed is not None and estimate_in_loop else pose_gt
 
     seq.start(MotionGoal(kind="crawl", script=gait, loop_mode=loop, cycles=cycles, time_scale=1.0 / speed,
-                         max_cycles=cycles), 0.0, pose7())
+                         max_cycles=cycles, direction=-1 if "backward" in gait else 1), 0.0, pose7())
     rows_t, rows_p, rows_e, rows_gt, rows_q, rows_pose, rows_exp = [], [], [], [], [], [], []
     rows_f, rows_qd, rows_ph, rows_period, rows_est = [], [], [], [], []
     acc_touch, acc_force, acc_n = np.zeros(4, bool), np.zeros(4), 0

@@ -44,3 +44,11 @@ def test_fusion_on_the_state_estimate():
     assert rec.outcome.status == "succeeded", rec.outcome
     assert np.linalg.norm(rec.pose_est[-1, :2] - rec.pose[-1, :2]) < 0.03
     assert evaluate(rec)["fusion"]["all"]["mcc"] >= 0.7
+
+
+def test_the_backward_gait_is_recorded_as_a_backward_crawl():
+    """The goal carries the gait's direction: a backward key-frame crawl succeeds (it used to end "no progress:
+    moved -0.67 m forward", the progress check reading a forward goal)."""
+    rec = record_run("crawl_backward", cycles=1)
+    assert rec.outcome.status == "succeeded", rec.outcome
+    assert rec.pose[-1, 0] < rec.pose[0, 0] - 0.1
