@@ -6,7 +6,7 @@ estimate (``--ground-truth`` : the simulator's pose); the sequencer's support st
 re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU noise stream).
 
     python lab/estimator_cartesian_loop.py [--direction 1|-1] [--cycles 10] [--seed 0] [--imu-output mean|sample]
-        [--set leg.max_imu_only_s=0.3 ...]  [--save log.npz]
+        [--set leg.max_imu_only_s=0.3 ...] [--gen-set crawl_speed_m_per_s=0.005 ...]
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -35,7 +35,7 @@ from atlas_crawl_mujoco.sim import AtlasSim
 
 
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
-        ground_truth: bool = False) -> dict:
+        ground_truth: bool = False, gen_set: dict | None = None) -> dict:
     sim = AtlasSim(seed=seed)
     sim.fall_check = "crawl"
     script = load_script("crawl_forward")     # the embedded graph's start pose
@@ -86,6 +86,7 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
                                age_s=0.0, positions=pts, com_xy=com[:2])
 
     seq = GaitSequencer(seq_params().values())
+    seq.set_generator_params(gen_set or None)
     seq.start(MotionGoal(kind="crawl", script="", method="iik", direction=direction, cycles=cycles,
                          max_cycles=cycles), 0.0, pose7(), support())
     n_ctrl = max(1, int(round(1.0 / (core.params["update_rate_hz"] * sim.dt))))
@@ -131,11 +132,13 @@ def main(argv=None) -> int:
     ap.add_argument("--imu-output", choices=("mean", "sample"), default="mean")
     ap.add_argument("--set", nargs="*", default=[], help="state estimator parameters, name=value")
     ap.add_argument("--ground-truth", action="store_true", help="the core and sequencer read the ground truth")
+    ap.add_argument("--gen-set", nargs="*", default=[], help="gait generator parameters, name=value (e.g. "
+                    "crawl_speed_m_per_s=0.005: stepping nearly in place)")
     a = ap.parse_args(argv)
     est_set = _parse_sets(a.set)
     pcts = []
     for s in a.seed:
-        r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth)
+        r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set))
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "
