@@ -508,6 +508,10 @@ class GaitSequencer:
                                        0.08, 0.05)
             for r in pre:
                 r.update(cycle=0, index=0, last_in_cycle=False)
+            if goal.kind == CRAWL_TO and self.params["crawl_to.reverse"] and goal.direction > 0 and \
+                    self._law_command(goal, pose0)[0].vx_m_per_s < 0:      # a target behind: start backward
+                import dataclasses
+                goal = dataclasses.replace(goal, direction=-1)
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
@@ -929,10 +933,11 @@ class GaitSequencer:
         ``-sign(direction) * k_phi * e_n`` (e_n: the pelvis's lateral offset from the start line). ~10 ms."""
         from .cartesian import generator_cycle
         g = run.gen
+        lc = run.planned_cycles - g.get("cycle0", 0)      # the cycle in the running generator (see _reverse)
         pos = getattr(support, "positions", None) if support is not None else None
-        if pos is not None and run.planned_cycles > 0 and self.params["generator.max_resync_m"] > 0:
+        if pos is not None and lc > 0 and self.params["generator.max_resync_m"] > 0:
             g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(
-                4 * run.planned_cycles, pos, self.params["generator.max_resync_m"])
+                4 * lc, pos, self.params["generator.max_resync_m"])
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
@@ -948,12 +953,13 @@ class GaitSequencer:
                     self._begin_stop(run, "direction change: a new gait starts from a four-point stance")
                     return
             else:
-                want, g["law_phase"] = self._law_command(run.goal, self._settled_pose(g["gen"], run.planned_cycles,
-                                                                                      pose))
+                want, g["law_phase"] = self._law_command(run.goal, self._settled_pose(g["gen"], lc, pose))
                 dtheta = 0.0          # the law closes the loop on the measured pose itself
+                if want.vx_m_per_s * run.goal.direction < 0 and self.params["crawl_to.reverse"]:
+                    lc = self._reverse(run, lc, support, want)
             cmd = self._limited(g["cmd"], want, run.goal)
             gen = g["gen"]
-            gen.observed = max(gen.observed, 4 * run.planned_cycles - 1)
+            gen.observed = max(gen.observed, 4 * lc - 1)
             try:
                 gen.set_command(cmd)
             except CommandError as e:
@@ -962,7 +968,7 @@ class GaitSequencer:
                     return
                 raise
             g["cmd"] = cmd
-            raw = generator_cycle(gen, run.planned_cycles, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=0.0)
+            raw = generator_cycle(gen, lc, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=0.0)
             if kind == VELOCITY and run.planned_cycles + 1 >= run.goal.cycles:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
                 raw[-2]["last_in_cycle"], raw[-1]["last_in_cycle"] = False, True
@@ -976,12 +982,43 @@ class GaitSequencer:
             e = np.asarray(pose, float)[:2] - g["origin"]
             e_n = float(-t[1] * e[0] + t[0] * e[1])
             steer = -run.goal.direction * float(np.clip(g["k_phi"] * e_n, -g["max_phi"], g["max_phi"]))
-        raw = generator_cycle(g["gen"], run.planned_cycles, run.goal.time_scale, dtheta_rad=dtheta,
-                              steer_rad=steer)
+        raw = generator_cycle(g["gen"], lc, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=steer)
         c = run.planned_cycles
         run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
                                r["targets"], g["com"]) for i, r in enumerate(raw))
         run.planned_cycles += 1
+
+    def _reverse(self, run: _Run, lc: int, support, want) -> int:
+        """CrawlTo: the law asks to crawl the other way (a target behind, e.g. after an overshoot). One gait cannot
+        reverse (the contact order reverses), so a new generator starts, in the other direction, from the four-point
+        stance the running one ends this cycle on, with its pattern heading. Returns the cycle index in the running
+        generator: 0 of the new one, or ``lc`` unchanged when the rate-limited command has no backward speed yet."""
+        import dataclasses
+        from .gait_generator import CrawlGaitGenerator
+        g = run.gen
+        goal = dataclasses.replace(run.goal, direction=-run.goal.direction)
+        cmd = self._limited(None, want, goal)
+        if cmd.vx_m_per_s * goal.direction <= 0:
+            return lc
+        old = g["gen"]
+        k = 4 * lc
+        if 0 <= k < len(old.contacts) and old.contacts[k] is not None and old.ref[k] is not None:
+            c, heading = np.asarray(old.contacts[k], float), float(old.ref[k][1])
+        else:     # (not expected at a cycle boundary) the last targets sent
+            from .cartesian import pattern_heading_rad
+            c = np.asarray(run.steps[-1].targets, float)
+            heading = pattern_heading_rad(c)
+        com = getattr(support, "com_xy", None) if support is not None else None
+        com = np.asarray(com, float).reshape(-1)[:2] if com is not None else c[:, :2].mean(axis=0)
+        if not np.all(np.isfinite(com)):
+            com = c[:, :2].mean(axis=0)
+        g["gen"] = CrawlGaitGenerator(c, com, heading, cmd, max(1, run.goal.cycles - run.planned_cycles),
+                                      self.generator_params)
+        run.goal = goal
+        g["cycle0"] = run.planned_cycles
+        g["cmd"] = None
+        g["reversals"] = g.get("reversals", 0) + 1
+        return 0
 
     @staticmethod
     def _track_heading(run: _Run, pose) -> None:

@@ -109,8 +109,10 @@ def crawl_to_command(target: CrawlToTarget, xy, heading_rad: float, params, cycl
       spot toward the target (``phase`` "turn");
     * far: crawl forward, ``vx = k_p · distance / cycle`` (saturated, scaled by cos(bearing error)), steering
       ``wz = k_yaw · bearing error / cycle`` ("approach");
-    * near (within ``near_radius_m``): holonomic — body-frame ``(vx ≥ 0, vy) = k_p · error /
-      cycle``, ``wz`` toward the target yaw ("align"); within the position tolerance only the yaw is corrected.
+    * near (within ``near_radius_m``), or a target behind within ``crawl_to.back_up_radius_m``: holonomic —
+      body-frame ``(vx, vy) = k_p · error / cycle`` (``vx < 0``: the sequencer starts a backward gait when
+      ``crawl_to.reverse``, else ``vx ≥ 0``), ``wz`` toward the target yaw ("align"); within the position tolerance
+      only the yaw is corrected.
     """
     err = pose_errors(target, xy, heading_rad)
     kp, ky = float(params["crawl_to.position_gain"]), float(params["crawl_to.yaw_gain"])
@@ -123,11 +125,13 @@ def crawl_to_command(target: CrawlToTarget, xy, heading_rad: float, params, cycl
 
     def wz_of(e):
         return float(np.clip(ky * e / cycle_s, -wmax, wmax))
-    near = dist <= float(params["crawl_to.near_radius_m"])
+    reverse = bool(params["crawl_to.reverse"])
+    near = dist <= float(params["crawl_to.near_radius_m"]) or \
+        (reverse and ex_b < 0.0 and dist <= float(params["crawl_to.back_up_radius_m"]))
     if dist <= target.position_tolerance_m:
         return CrawlCommand(0.0, 0.0, wz_of(ey)), "align_yaw"
-    if near:      # holonomic; a target behind (overshoot) is reached sideways only: the gait cannot reverse
-        vx = float(np.clip(kp * ex_b / cycle_s, 0.0, vmax))
+    if near:      # holonomic; a target behind (overshoot) is backed up to (crawl_to.reverse) or reached sideways
+        vx = float(np.clip(kp * ex_b / cycle_s, -vmax if reverse else 0.0, vmax))
         vy = float(np.clip(kp * ey_b / cycle_s, -vymax, vymax))
         return CrawlCommand(vx, vy, wz_of(ey)), "align"
     if abs(eb) > float(params["crawl_to.turn_in_place_rad"]):

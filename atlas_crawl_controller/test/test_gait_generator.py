@@ -141,6 +141,10 @@ def test_set_command_bad_changes_nothing_and_direction_change_refused():
         g.set_command(CrawlCommand(-0.03, 0, 0))
     assert g.cmd == CrawlCommand(0.035, 0, 0)
     assert all(np.allclose(a, b) for a, b in zip(plan, g.contacts[1:]))
+    back = gen(CrawlCommand(-0.03, 0, 0))
+    back.set_command(CrawlCommand(0.0, 0, 0.05))          # no translation: either contact order serves (CrawlTo)
+    with pytest.raises(CommandError, match="forward and backward"):
+        back.set_command(CrawlCommand(0.02, 0, 0))
 
 
 @settings(max_examples=25, deadline=None)

@@ -481,3 +481,35 @@ def test_generator_parameters_reach_the_planned_goal():
         seq = GaitSequencer(p)
         seq.set_generator_params({"limits.vx_m_per_s": 0.01})
         seq.prepare(g, pose, sup)
+
+
+def test_crawl_to_backs_up_to_a_target_behind_with_a_new_backward_gait():
+    """CrawlTo overshoot: at the cycle boundary the law asks for vx < 0 and the sequencer starts a new generator in the
+    other direction from the four-point stance the running one ends on (crawl_to.reverse); the next cycle's limb
+    targets move backward. With reverse off the run stays forward and is never commanded backward."""
+    from atlas_crawl_controller.gait_sequencer import validate_crawl_to
+    p = parameter_set().values({"generator.enabled": True})
+    goal = SimpleNamespace(x_m=0.5, y_m=0.0, yaw_rad=0.0, position_tolerance_m=0.02, yaw_tolerance_rad=0.05,
+                           max_cycles=6, timeout_s=0.0)
+    g, why = validate_crawl_to(goal, p, iik_available=True)
+    assert g is not None, why
+    c0 = np.array([[0.66, 0.22, 0.0], [0.66, -0.22, 0.0], [0.0, 0.26, 0.0], [0.0, -0.26, 0.0]])
+    sup = SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0]))
+    pose0 = np.array([0.3, 0, 0.5, 0, 0.6159, 0, 0.7878])       # pelvis heading +x
+    for reverse in (True, False):
+        seq = GaitSequencer(parameter_set().values({"generator.enabled": True, "crawl_to.reverse": reverse}))
+        run = seq.prepare(g, pose0, sup)
+        assert run.goal.direction == 1
+        n0 = len(run.steps)
+        last = np.asarray(run.steps[-1].targets, float)
+        past = pose0.copy()
+        past[0] = 0.75                    # the pelvis 0.25 m past the target (an overshoot)
+        seq._plan_generator_cycle(run, sup, past)
+        new = run.steps[n0:]
+        assert new, "a cycle was planned"
+        end = np.asarray(new[-1].targets, float)
+        if reverse:
+            assert run.goal.direction == -1 and run.gen["reversals"] == 1 and run.gen["cmd"].vx_m_per_s < 0
+            assert end[:, 0].mean() < last[:, 0].mean() - 0.01, (end[:, 0].mean(), last[:, 0].mean())
+        else:
+            assert run.goal.direction == 1 and "reversals" not in run.gen and run.gen["cmd"].vx_m_per_s >= 0

@@ -239,3 +239,15 @@ def test_crawl_to_cancel_ends_after_the_step_in_flight_in_a_four_point_stance(pa
     out = h.run(30.0, cancel)
     assert out is not None and out.status == "canceled" and "stop_four_point_stance" in out.reason, out
     assert np.all(h.refs[-1].stance) and h.t - t_cancel["t"] < 0.8 + p["cmd_vel.stop_settle_s"] + 0.1
+
+
+def test_crawl_to_law_backs_up_to_a_near_target_behind_instead_of_turning_round():
+    p = parameter_set().values()
+    tgt = CrawlToTarget(1.0, 0.0, 0.0, 0.02, 0.05)
+    cmd, ph = crawl_to_command(tgt, (1.25, 0.02), 0.0, p, 5.6)         # 0.25 m past it: back up, slightly right
+    assert ph == "align" and cmd.vx_m_per_s < 0 and cmd.vy_m_per_s < 0
+    off = parameter_set().values({"crawl_to.reverse": False})
+    cmd, ph = crawl_to_command(tgt, (1.25, 0.02), 0.0, off, 5.6)       # forward only: turn round to face it
+    assert ph == "turn" and cmd.vx_m_per_s == 0.0
+    cmd, ph = crawl_to_command(tgt, (1.9, 0.0), 0.0, p, 5.6)           # 0.9 m behind, beyond back_up_radius_m
+    assert ph == "turn"

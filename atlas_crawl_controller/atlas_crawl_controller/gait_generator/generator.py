@@ -100,7 +100,7 @@ class CrawlGaitGenerator:
         if turn > self.p["max_turn_rad_per_cycle"] + 1e-12:
             raise CommandError(f"command needs {turn:.3f} rad of yaw per cycle, beyond max_turn_rad_per_cycle = "
                                f"{self.p['max_turn_rad_per_cycle']:.3f}")
-        if (cmd.vx_m_per_s < 0) != self.seq.backward and hasattr(self, "cmd"):
+        if cmd.vx_m_per_s != 0.0 and (cmd.vx_m_per_s < 0) != self.seq.backward and hasattr(self, "cmd"):
             raise CommandError("a change between forward and backward needs a new gait (the contact order reverses)")
 
     def set_command(self, cmd: CrawlCommand) -> None:
