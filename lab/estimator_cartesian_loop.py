@@ -22,15 +22,13 @@ import numpy as np
 from atlas_crawl_controller import contact_inference as ci
 from atlas_crawl_controller.cartesian import make_cartesian_solver
 from atlas_crawl_controller.controller_core import CrawlControllerCore
-from atlas_crawl_controller.estimation import StateEstimator, default_params
 from atlas_crawl_controller.gait_sequencer import GaitSequencer, MotionGoal
 from atlas_crawl_controller.gait_sequencer import parameter_set as seq_params
 from atlas_crawl_controller.keyframes import load_script
 from atlas_crawl_eval import metrics
-from atlas_crawl_eval.estimator_eval import _parse_sets, feed_estimator
+from atlas_crawl_eval.estimator_eval import _parse_sets, aligned_estimator
 from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 from atlas_crawl_kinematics.support import crawl_heading_rad
-from atlas_crawl_mujoco.sensors import SensorNoise
 from atlas_crawl_mujoco.sim import AtlasSim
 
 
@@ -48,20 +46,8 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
         p, q = sim.pelvis_pose()
         return np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]])
 
-    est = StateEstimator(default_params(est_set or {}))
-    noise = SensorNoise({"imu.output": imu_output}, seed=seed)
-    est.reset(pose_gt(), sim.time)
-    n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
-    n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
-
-    def feed(k):
-        feed_estimator(sim, est, noise, k, core.expected_stance, n_js, n_map, n_imu)
-
-    k = 0
-    while not (est.running and k >= 2500) and k < 8000:
-        sim.step(1)
-        feed(k)
-        k += 1
+    est, feed = aligned_estimator(sim, lambda: core.expected_stance, seed=seed, est_overrides=est_set,
+                                  noise_overrides={"imu.output": imu_output})
     core.activate(sim.joint_q())
 
     def pose_est():

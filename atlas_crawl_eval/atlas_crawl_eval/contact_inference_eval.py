@@ -86,24 +86,8 @@ def record_run(gait: str = "crawl_forward", cycles: int = 3, speed: float = 1.0,
 
     feed = None
     if pose_source == "estimate":
-        from atlas_crawl_mujoco.sensors import SensorNoise
-        from atlas_crawl_controller.estimation import StateEstimator, default_params
-        from .estimator_eval import feed_estimator
-        est, noise = StateEstimator(default_params()), SensorNoise(None, seed=seed)
-        est.reset(pose_gt(), sim.time)
-        n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
-        n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
-
-        def feed(k):
-            feed_estimator(sim, est, noise, k, core.expected_stance, n_js, n_map, n_imu)
-
-        k = 0
-        while not (est.running and k >= 2500) and k < 8000:     # ≥ 2.5 s; the robot must settle to align
-            sim.step(1)
-            feed(k)
-            k += 1
-        if not est.running:
-            raise RuntimeError(f"state estimator did not align in 8 s: {est.reason}")
+        from .estimator_eval import aligned_estimator
+        est, feed = aligned_estimator(sim, lambda: core.expected_stance, seed=seed)
     else:
         sim.step(500)
     core.activate(sim.joint_q())

@@ -194,6 +194,33 @@ def feed_estimator(sim, est, noise, k: int, stance, n_js: int, n_map: int, n_imu
     return out
 
 
+def aligned_estimator(sim, stance, seed: int = 0, est_overrides: dict | None = None,
+                      noise_overrides: dict | None = None):
+    """The sim node's state estimator on ``sim``: a :class:`StateEstimator` initialised at the simulator's pelvis
+    pose, fed by :func:`feed_estimator` (noisy IMU seeded with ``seed``) for at least 2.5 s of rest until it has
+    aligned (at most 8 s; RuntimeError otherwise). ``stance``: callable → the expected stance (4,) (e.g. the
+    controller core's). Returns ``(est, feed)``; call ``feed(k)`` after physics step ``k`` from then on."""
+    from atlas_crawl_mujoco.sensors import SensorNoise
+    p, q = sim.pelvis_pose()
+    est = StateEstimator(default_params(est_overrides or {}))
+    noise = SensorNoise(noise_overrides, seed=seed)
+    est.reset(np.array([p[0], p[1], p[2], q[1], q[2], q[3], q[0]]), sim.time)
+    n_js = max(1, int(round(1.0 / (est.params["joint_rate_hz"] * sim.dt))))
+    n_map, n_imu = int(round(0.5 / sim.dt)), max(1, int(round(1.0 / (noise.params["imu.rate_hz"] * sim.dt))))
+
+    def feed(k):
+        feed_estimator(sim, est, noise, k, stance(), n_js, n_map, n_imu)
+
+    k = 0
+    while not (est.running and k >= 2500) and k < 8000:     # ≥ 2.5 s; the robot must settle to align
+        sim.step(1)
+        feed(k)
+        k += 1
+    if not est.running:
+        raise RuntimeError(f"state estimator did not align in 8 s: {est.reason}")
+    return est, feed
+
+
 def _trial_arrays(arrays: dict) -> dict:
     from .trial_log import ARRAY_KEYS, META_KEYS
     out = {k: arrays[k] for k in ARRAY_KEYS}
