@@ -937,7 +937,7 @@ class GaitSequencer:
         pos = getattr(support, "positions", None) if support is not None else None
         if pos is not None and lc > 0 and self.params["generator.max_resync_m"] > 0:
             g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(
-                4 * lc, pos, self.params["generator.max_resync_m"])
+                4 * lc, pos, self.params["generator.max_resync_m"], self.params["generator.max_limb_error_m"])
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))

@@ -202,3 +202,19 @@ def test_resync_ignores_bad_measurements():
     assert g.resync(4, bad, 0.1) == 0.0
     assert g.resync(4, before[4] + 0.05, 0.0) == 0.0
     assert all(np.array_equal(a, b) for a, b in zip(g.contacts, before))
+
+
+def test_resync_pulls_a_single_lagging_limb_to_within_max_limb_error():
+    """One knee 0.3 m behind its planned contact at the boundary, the others where planned: the centroid shift moves
+    all four by a quarter of that; with max_limb_error_m the knee is then planned 0.1 m from where it is."""
+    g = gen(CrawlCommand(0.035, 0, 0), cycles=3)
+    k = 4
+    measured = g.contacts[k].copy()
+    measured[2, 0] -= 0.3
+    plain = gen(CrawlCommand(0.035, 0, 0), cycles=3)
+    plain.resync(k, measured, max_shift_m=0.1)
+    assert np.linalg.norm(plain.contacts[k][2, :2] - measured[2, :2]) == pytest.approx(0.225, abs=1e-9)
+    g.resync(k, measured, max_shift_m=0.1, max_limb_error_m=0.1)
+    assert np.linalg.norm(g.contacts[k][2, :2] - measured[2, :2]) == pytest.approx(0.1, abs=1e-9)
+    others = [0, 1, 3]
+    assert np.allclose(g.contacts[k][others], plain.contacts[k][others])

@@ -125,15 +125,17 @@ class CrawlGaitGenerator:
         self.ref[k] = (r, th + float(dtheta_rad))
         self._plan_from(k)
 
-    def resync(self, k: int, measured_contacts, max_shift_m: float) -> float:
+    def resync(self, k: int, measured_contacts, max_shift_m: float, max_limb_error_m: float = 0.0) -> float:
         """Re-sync at step boundary ``k`` (a host that measures once per cycle): the pattern reference
         :math:`r_k` and the contacts from ``k`` on move by the (measured − planned) contact centroid, at most
         ``max_shift_m``, and the steps from ``k`` on are planned again. A robot whose limbs land short of or beside
         the footholds (slip, a slope) would otherwise fall ever further behind a reference that advances at the
         commanded speed, until the targets leave its reach (the backward Cartesian crawl through the graph: "target
         of LK is 1.17 m from the pelvis", 0.3-0.5 m between the held stance targets and the limbs after 8 cycles).
-        The heading and the travel direction stay with the steering feedback. Returns the shift's norm [m];
-        non-finite measurements change nothing."""
+        The heading and the travel direction stay with the steering feedback. ``max_limb_error_m`` > 0: then a limb
+        still farther than that from its planned contact (one lagging knee: its held stance target would leave the
+        reach, "target of RK is 1.22 m from the pelvis" in a CrawlTo on the estimate) is planned from that distance
+        of where it was measured. Returns the centroid shift's norm [m]; non-finite measurements change nothing."""
         m = np.asarray(measured_contacts, float).reshape(4, 3)
         if not (0 <= k < self.n_steps) or not np.all(np.isfinite(m[:, :2])) or not max_shift_m > 0:
             return 0.0
@@ -145,6 +147,11 @@ class CrawlGaitGenerator:
         self.ref[k] = (np.asarray(r, float) + e, th)
         cs = self.contacts[k].copy()
         cs[:, :2] += e
+        if max_limb_error_m > 0:
+            d = m[:, :2] - cs[:, :2]
+            dn = np.linalg.norm(d, axis=1)
+            far = dn > max_limb_error_m
+            cs[far, :2] += d[far] * (1.0 - max_limb_error_m / dn[far])[:, None]
         self.contacts[k] = cs
         self._plan_from(k)
         return float(np.linalg.norm(e))
