@@ -110,9 +110,9 @@ def crawl_to_command(target: CrawlToTarget, xy, heading_rad: float, params, cycl
     * far: crawl forward, ``vx = k_p · distance / cycle`` (saturated, scaled by cos(bearing error)), steering
       ``wz = k_yaw · bearing error / cycle`` ("approach");
     * near (within ``near_radius_m``), or a target behind within ``crawl_to.back_up_radius_m``: holonomic —
-      body-frame ``(vx, vy) = k_p · error / cycle`` (``vx < 0``: the sequencer starts a backward gait when
-      ``crawl_to.reverse``, else ``vx ≥ 0``), ``wz`` toward the target yaw ("align"); within the position tolerance
-      only the yaw is corrected.
+      body-frame ``(vx, vy) = k_p · error / cycle`` (``vx < 0`` only with ``crawl_to.reverse`` and more than the
+      position tolerance behind: the sequencer then starts a backward gait), ``wz`` toward the target yaw ("align");
+      within the position tolerance only the yaw is corrected.
     """
     err = pose_errors(target, xy, heading_rad)
     kp, ky = float(params["crawl_to.position_gain"]), float(params["crawl_to.yaw_gain"])
@@ -131,7 +131,10 @@ def crawl_to_command(target: CrawlToTarget, xy, heading_rad: float, params, cycl
     if dist <= target.position_tolerance_m:
         return CrawlCommand(0.0, 0.0, wz_of(ey)), "align_yaw"
     if near:      # holonomic; a target behind (overshoot) is backed up to (crawl_to.reverse) or reached sideways
-        vx = float(np.clip(kp * ex_b / cycle_s, -vmax if reverse else 0.0, vmax))
+        # backing up needs a new gait: only for an along-track error behind beyond the position tolerance (no
+        # back-and-forth dithering about the target: each reversal restarts the gait)
+        back = reverse and -ex_b > target.position_tolerance_m
+        vx = float(np.clip(kp * ex_b / cycle_s, -vmax if back else 0.0, vmax))
         vy = float(np.clip(kp * ey_b / cycle_s, -vymax, vymax))
         return CrawlCommand(vx, vy, wz_of(ey)), "align"
     if abs(eb) > float(params["crawl_to.turn_in_place_rad"]):

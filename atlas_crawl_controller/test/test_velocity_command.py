@@ -251,3 +251,5 @@ def test_crawl_to_law_backs_up_to_a_near_target_behind_instead_of_turning_round(
     assert ph == "turn" and cmd.vx_m_per_s == 0.0
     cmd, ph = crawl_to_command(tgt, (1.9, 0.0), 0.0, p, 5.6)           # 0.9 m behind, beyond back_up_radius_m
     assert ph == "turn"
+    cmd, ph = crawl_to_command(tgt, (1.015, 0.04), 0.0, p, 5.6)         # 1.5 cm past, 4 cm aside: no reversal
+    assert ph == "align" and cmd.vx_m_per_s == 0.0 and cmd.vy_m_per_s < 0
