@@ -992,7 +992,8 @@ class GaitSequencer:
         """CrawlTo: the law asks to crawl the other way (a target behind, e.g. after an overshoot). One gait cannot
         reverse (the contact order reverses), so a new generator starts, in the other direction, from the four-point
         stance the running one ends this cycle on, with its pattern heading. Returns the cycle index in the running
-        generator: 0 of the new one, or ``lc`` unchanged when the rate-limited command has no backward speed yet."""
+        generator: 0 of the new one, or ``lc`` unchanged when the rate-limited command has no speed in the new
+        direction yet."""
         import dataclasses
         from .gait_generator import CrawlGaitGenerator
         g = run.gen
