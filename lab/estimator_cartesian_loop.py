@@ -7,6 +7,8 @@ re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU no
 
     python lab/estimator_cartesian_loop.py [--direction 1|-1] [--cycles 10] [--seed 0] [--imu-output mean|sample]
         [--set leg.max_imu_only_s=0.3 ...] [--gen-set crawl_speed_m_per_s=0.005 ...]
+        [--seq-set generator.max_limb_error_m=0 ...] [--scene slope:angle_deg=5] [--disturbance gains]
+        [--push-ns 0 30 0 --push-at-s 20]
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -29,12 +31,13 @@ from atlas_crawl_eval import metrics
 from atlas_crawl_eval.estimator_eval import _parse_sets, aligned_estimator
 from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 from atlas_crawl_kinematics.support import crawl_heading_rad
-from atlas_crawl_mujoco.sim import AtlasSim
 
 
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
-        ground_truth: bool = False, gen_set: dict | None = None) -> dict:
-    sim = AtlasSim(seed=seed)
+        ground_truth: bool = False, gen_set: dict | None = None, seq_set: dict | None = None, scene: str = "",
+        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0) -> dict:
+    from atlas_crawl_eval.gen_crawl import make_sim
+    sim = make_sim(scene, disturbance, seed)
     sim.fall_check = "crawl"
     script = load_script("crawl_forward")     # the embedded graph's start pose
     sim.reset(script.keyframes[0].q, base_quat_wxyz=tuple(getattr(script, "start_quat_wxyz", None) or (1, 0, 0, 0)))
@@ -71,7 +74,7 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
         return SimpleNamespace(in_contact=touch, stability_margin_m=s.margin_m, statically_stable=s.statically_stable,
                                age_s=0.0, positions=pts, com_xy=com[:2])
 
-    seq = GaitSequencer(seq_params().values())
+    seq = GaitSequencer(seq_params().values(seq_set or {}))
     seq.set_generator_params(gen_set or None)
     seq.start(MotionGoal(kind="crawl", script="", method="iik", direction=direction, cycles=cycles,
                          max_cycles=cycles), 0.0, pose7(), support())
@@ -79,8 +82,12 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
     n_seq = max(1, int(round(0.01 / sim.dt)))
     gt, es = [], []
     step, t0, outcome, fell = 0, sim.time, None, ""
+    pushed = push_ns is None
     while outcome is None and sim.time - t0 < 60.0 * cycles:
         t = sim.time - t0
+        if not pushed and t >= push_at_s:
+            sim.push(push_ns, 0.1)
+            pushed = True
         if step % n_seq == 0:
             out = seq.tick(t, core.status(), support(), pose7())
             if out.reference is not None:
@@ -118,13 +125,19 @@ def main(argv=None) -> int:
     ap.add_argument("--imu-output", choices=("mean", "sample"), default="mean")
     ap.add_argument("--set", nargs="*", default=[], help="state estimator parameters, name=value")
     ap.add_argument("--ground-truth", action="store_true", help="the core and sequencer read the ground truth")
+    ap.add_argument("--seq-set", nargs="*", default=[], help="gait sequencer parameters, name=value")
+    ap.add_argument("--scene", default="", help="simulator scene, e.g. slope:angle_deg=5")
+    ap.add_argument("--disturbance", default="none", help="gains | mass | friction_low | friction_high")
+    ap.add_argument("--push-ns", type=float, nargs=3, default=None, help="a world-frame push impulse (N s), 0.1 s")
+    ap.add_argument("--push-at-s", type=float, default=20.0, help="when the push starts (s after the goal)")
     ap.add_argument("--gen-set", nargs="*", default=[], help="gait generator parameters, name=value (e.g. "
                     "crawl_speed_m_per_s=0.005: stepping nearly in place)")
     a = ap.parse_args(argv)
     est_set = _parse_sets(a.set)
     pcts = []
     for s in a.seed:
-        r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set))
+        r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set),
+                _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s)
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "

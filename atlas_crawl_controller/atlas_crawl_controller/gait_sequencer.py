@@ -30,7 +30,7 @@ without ROS.  One goal at a time:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, List, Optional
 
 import numpy as np
@@ -100,7 +100,6 @@ def compose_scripts(expr: str, loader: Callable):
     with ``reverse:`` or ``mirror:`` (KeyframeScript.reversed()/mirrored()).  E.g. the roll from the crawl stance:
     ``lie_down+roll_to_back_from_left`` (down to prone, then roll over the left side).
     """
-    import dataclasses
     parts = [p.strip() for p in str(expr).split("+") if p.strip()]
     if not parts:
         raise ValueError(f"empty key-frame script expression {expr!r}")
@@ -118,10 +117,10 @@ def compose_scripts(expr: str, loader: Callable):
     if len(scripts) == 1:
         return scripts[0]
     kfs = [k for sc in scripts for k in sc.keyframes]
-    return dataclasses.replace(scripts[0], name="+".join(sc.name for sc in scripts), keyframes=kfs,
-                               part_loop_start=0,
-                               static_stability=all(getattr(sc, "static_stability", True) for sc in scripts), fall_check="none" if any(sc.fall_check == "none" for sc in scripts)
-                               else scripts[0].fall_check, end_quat_wxyz=getattr(scripts[-1], "end_quat_wxyz", None))
+    return replace(scripts[0], name="+".join(sc.name for sc in scripts), keyframes=kfs,
+                   part_loop_start=0,
+                   static_stability=all(getattr(sc, "static_stability", True) for sc in scripts), fall_check="none" if any(sc.fall_check == "none" for sc in scripts)
+                   else scripts[0].fall_check, end_quat_wxyz=getattr(scripts[-1], "end_quat_wxyz", None))
 
 
 def _wrap(a: float) -> float:
@@ -510,8 +509,7 @@ class GaitSequencer:
                 r.update(cycle=0, index=0, last_in_cycle=False)
             if goal.kind == CRAWL_TO and self.params["crawl_to.reverse"] and goal.direction > 0 and \
                     self._law_command(goal, pose0)[0].vx_m_per_s < 0:      # a target behind: start backward
-                import dataclasses
-                goal = dataclasses.replace(goal, direction=-1)
+                goal = replace(goal, direction=-1)
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
@@ -994,10 +992,9 @@ class GaitSequencer:
         stance the running one ends this cycle on, with its pattern heading. Returns the cycle index in the running
         generator: 0 of the new one, or ``lc`` unchanged when the rate-limited command has no speed in the new
         direction yet."""
-        import dataclasses
         from .gait_generator import CrawlGaitGenerator
         g = run.gen
-        goal = dataclasses.replace(run.goal, direction=-run.goal.direction)
+        goal = replace(run.goal, direction=-run.goal.direction)
         cmd = self._limited(None, want, goal)
         if cmd.vx_m_per_s * goal.direction <= 0:
             return lc
