@@ -21,3 +21,21 @@ def test_height_map_topic(stack):  # noqa: F811
     pos = stack.sim.sim.pelvis_pose()[0]
     h = hm.height_at(pos[0], pos[1])                 # under the robot: the floor, not the robot
     assert math.isfinite(h) and abs(h) < 1e-6, h
+
+
+def test_the_sequencer_reports_planning_on_the_map(stack):  # noqa: F811
+    """/diagnostics of gait_sequencer: terrain "map" once height maps arrive (issue 13 §2: otherwise "blind: why")."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    node = stack.create_node("terrain_probe")
+    seen, ev = [], threading.Event()
+
+    def on_diag(msg):
+        for st in msg.status:
+            if "gait_sequencer" in st.name:
+                kv = {k.key: k.value for k in st.values}
+                if "terrain" in kv:
+                    seen.append(kv["terrain"])
+                    if kv["terrain"] == "map":
+                        ev.set()
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
+    assert ev.wait(30.0), f"gait_sequencer never reported terrain 'map' (saw {seen[-3:]})"

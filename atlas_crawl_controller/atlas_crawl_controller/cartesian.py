@@ -20,7 +20,6 @@ from typing import List, Optional
 import numpy as np
 
 from .robot_info import CONTACT_FRAMES
-from .smooth_move import min_jerk
 
 def quat_xyzw_to_R(q) -> np.ndarray:
     x, y, z, w = (float(v) for v in q)
@@ -359,7 +358,7 @@ def cartesian_plan(contacts0, com0_xy, heading0_rad: float, cycles: int, directi
     steps = []
     t_prev = 0.0
     for i0, i1 in segs:
-        s0, s1 = samples[i0], samples[i1]
+        s0 = samples[i0]
         if s0.phase_name == "start" or (i1 == i0):
             t_prev = ts[i1]
             continue

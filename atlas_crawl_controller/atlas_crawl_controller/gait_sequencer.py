@@ -398,6 +398,10 @@ class GaitSequencer:
         self._next_seq = 1
         #: ControllerReference.sender of our references; statuses of other senders' references are not ours
         self.sender = "gait_sequencer"
+        self._hmap = None                      # latest height map (stamp = arrival, host clock): set_height_map
+        self._t_map = None                     # host time of the latest set_height_map / tick
+        #: "map" while the Cartesian crawl plans on a fresh height map, else why it is blind (issue 13 §2)
+        self.terrain = "blind: no height map"
         self._vel_cmd = None     # (CrawlCommand, sim time of receipt): the latest valid /cmd_vel command
 
     # ------------------------------------------------------------------ velocity commands (/cmd_vel)
@@ -518,6 +522,7 @@ class GaitSequencer:
                 from .gait_generator import CrawlGaitGenerator
                 gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
                                              self.generator_params)
+            self._use_map(gen_obj, support)
             raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
             if goal.kind == VELOCITY and goal.cycles == 1:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
@@ -586,6 +591,31 @@ class GaitSequencer:
         if self._next_seq == 0:
             self._next_seq = 1
         return s
+
+    def set_height_map(self, height_map, t: float) -> None:
+        """The latest :class:`~atlas_crawl_controller.height_map.HeightMap` (stamped with its arrival time ``t`` in
+        the host's clock, so a simulator's and a controller's clocks need not agree); the running Cartesian crawl
+        plans its next cycle on it (:meth:`CrawlGaitGenerator.use_map`)."""
+        self._hmap = height_map
+        self._t_map = t
+
+    def terrain_status(self, t: float) -> str:
+        """What the next Cartesian plan would do at host time ``t``: "map" (a fresh height map, terrain.enabled), or
+        "blind: <why>" (what :meth:`CrawlGaitGenerator.use_map` would say)."""
+        p = self._gen_params()
+        if not p["terrain.enabled"]:
+            return "blind: terrain.enabled is false"
+        if self._hmap is None:
+            return "blind: no height map"
+        if not self._hmap.fresh(t, p["terrain.max_age_s"]):
+            return f"blind: height map {t - self._hmap.stamp_s:.2f} s old (terrain.max_age_s {p['terrain.max_age_s']:g})"
+        return "map"
+
+    def _use_map(self, gen, support=None) -> None:
+        t = self._t_map if self._t_prev_tick is None else max(self._t_prev_tick, self._t_map or -math.inf)
+        pos = getattr(support, "positions", None) if support is not None else None
+        why = gen.use_map(self._hmap, t if t is not None else math.nan, pos)
+        self.terrain = why or "map"
 
     def tick(self, t: float, status=None, support=None, pelvis_pose=None) -> TickOutput:
         """Advance the state machine.
@@ -938,6 +968,8 @@ class GaitSequencer:
                 4 * lc, pos, self.params["generator.max_resync_m"], self.params["generator.max_limb_error_m"])
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
+        g["gen"].observed = max(g["gen"].observed, 4 * lc - 1)     # the steps sent so far stay as sent
+        self._use_map(g["gen"], support)
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
         steer = 0.0
         kind = run.goal.kind
@@ -1012,6 +1044,7 @@ class GaitSequencer:
             com = c[:, :2].mean(axis=0)
         g["gen"] = CrawlGaitGenerator(c, com, heading, cmd, max(1, run.goal.cycles - run.planned_cycles),
                                       self.generator_params)
+        self._use_map(g["gen"], support)
         run.goal = goal
         g["cycle0"] = run.planned_cycles
         g["cmd"] = None

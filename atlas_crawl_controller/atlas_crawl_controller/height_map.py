@@ -47,13 +47,26 @@ class HeightMap:
 
     def height_at(self, x: float, y: float) -> float:
         """Bilinear ground height at (x, y); NaN off the map or where a neighbouring cell is unknown."""
-        fx, fy = (x - self.origin_xy[0]) / self.resolution_m, (y - self.origin_xy[1]) / self.resolution_m
+        return float(self.heights_at(np.array([[x, y]], float))[0])
+
+    def heights_at(self, xy) -> np.ndarray:
+        """:meth:`height_at` for many points: ``xy`` (N, 2) -> (N,)."""
+        xy = np.asarray(xy, float).reshape(-1, 2)
+        fx = (xy[:, 0] - self.origin_xy[0]) / self.resolution_m
+        fy = (xy[:, 1] - self.origin_xy[1]) / self.resolution_m
         ny, nx = self.heights.shape
-        if not (0.0 <= fx <= nx - 1 and 0.0 <= fy <= ny - 1):
-            return float("nan")
-        ix, iy = min(int(fx), max(nx - 2, 0)), min(int(fy), max(ny - 2, 0))
+        out = np.full(len(xy), np.nan)
+        ok = (fx >= 0.0) & (fx <= nx - 1) & (fy >= 0.0) & (fy <= ny - 1)
+        if not ok.any():
+            return out
+        fx, fy = fx[ok], fy[ok]
+        if nx < 2 or ny < 2:           # a one-cell-wide map: nearest cell
+            out[ok] = self.heights[np.rint(fy).astype(int), np.rint(fx).astype(int)]
+            return out
+        ix = np.minimum(fx.astype(int), nx - 2)
+        iy = np.minimum(fy.astype(int), ny - 2)
         ax, ay = fx - ix, fy - iy
-        h = self.heights[iy:iy + 2, ix:ix + 2]
-        if h.shape != (2, 2):          # a one-cell-wide map
-            return float(self.heights[int(round(fy)), int(round(fx))])
-        return float((1 - ay) * ((1 - ax) * h[0, 0] + ax * h[0, 1]) + ay * ((1 - ax) * h[1, 0] + ax * h[1, 1]))
+        H = self.heights
+        out[ok] = ((1 - ay) * ((1 - ax) * H[iy, ix] + ax * H[iy, ix + 1])
+                   + ay * ((1 - ax) * H[iy + 1, ix] + ax * H[iy + 1, ix + 1]))
+        return out

@@ -335,6 +335,37 @@ def test_cartesian_crawl_generator_replans_each_cycle():
     assert lw[-1][0] > 0.66 + 0.049 + 0.19
 
 
+@pytest.mark.parametrize("stale", [False, True])
+def test_cartesian_crawl_plans_on_the_height_map_or_says_why_it_is_blind(stale):
+    """Issue 13 §2 through the sequencer: a fresh map of a 5.7 deg slope puts the landing heights on it (the start
+    offsets kept); a map older than terrain.max_age_s plans blind (heights as they stand) and says so."""
+    from atlas_crawl_controller.height_map import HeightMap
+    p = parameter_set().values({"generator.enabled": True})
+    g, why = validate_crawl(crawl_goal(method=1, cycles=2, speed_scale=3.0), p, iik_available=True)
+    h = Harness(p)
+    h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    c0[:, 2] = 0.1 * c0[:, 0]
+    n, res = 120, 0.025
+    X, _Y = np.meshgrid(-1.0 + res * np.arange(n), -1.5 + res * np.arange(n))
+    assert h.seq.terrain.startswith("blind: no height map")
+    h.seq.set_generator_params({"terrain.max_age_s": 60.0})     # one map for the whole run (the sim sends 2 Hz)
+    h.run(0.1)                                                  # the sequencer's clock runs
+    age = 100.0 if stale else 0.0
+    h.seq.set_height_map(HeightMap.from_fields(h.t - age, res, n, n, -1.0, -1.5, (0.1 * X).ravel()), h.t - age)
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    out = h.run(40.0)
+    assert out is not None and out.status == "succeeded" and out.cycles_completed == 2, out
+    last = np.asarray(h.refs[-1].contact_targets)
+    assert last[0, 0] > 0.8                                              # the wrists moved up the slope
+    if stale:
+        assert h.seq.terrain.startswith("blind") and "stale" in h.seq.terrain
+        assert np.allclose(last[:, 2], c0[:, 2])                         # heights as they stood
+    else:
+        assert h.seq.terrain == "map"
+        assert np.allclose(last[:, 2], 0.1 * last[:, 0], atol=1e-6)     # on the slope (start offsets 0)
+
+
 def test_cartesian_start_without_support_state_raises():
     p = parameter_set().values()
     g, _ = validate_crawl(crawl_goal(method=1), p, iik_available=True)

@@ -3,7 +3,7 @@ arcs.
 
     python -m atlas_crawl_eval.gen_crawl --modes forward backward turn --cycles 10 [--trials 1 --noise-rad 0.01] \
         [--com-modulation] [--set feedback.heading_gain=0.5 ...] [--no-feedback] \
-        [--scene 'slope:angle_deg=5'] [--disturbance gains]
+        [--scene 'slope:angle_deg=5'] [--disturbance gains] [--terrain map|blind]
     python -m atlas_crawl_eval.gen_crawl --modes arc --radius-m 0.5 1 2 3 [--vx 0.035]
 
 An arc is the command (vx, 0, vx / R) (R > 0: to the left); its radius is measured by a least-squares circle through
@@ -25,12 +25,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
+from atlas_crawl_mujoco.height_map import HeightMapFeed
 from atlas_crawl_mujoco.sim import AtlasSim
 
 from .iik_crawl import (NOMINAL, add_track_args, eval_metrics, robot_model, sensed_base, start_stance, track,
-                        track_config_from_args)
+                        track_config_from_args, trial_log_of)
 
 #: key-frame gaits (README "Results", evaluate.py part loop, 10 trials x 10 cycles)
 KEYFRAME = {"forward": "0.1266 m/s, drift 0.0089 m/gait, turn -0.03 deg/gait",
@@ -80,6 +82,19 @@ def arc_radius(arr, cycle_s: float) -> float:
     return fit_circle(pts)[1]
 
 
+def com_displacement_per_cycle(arr) -> float:
+    """Net CoM displacement per gait cycle (the robustness matrix's drift of a turn on the spot), m; NaN without
+    complete cycles."""
+    from . import metrics
+    try:
+        lg = trial_log_of(arr)
+        cyc = metrics.cycles(lg)
+        x = metrics.com_xy_smoothed(lg)
+        return float(np.linalg.norm(x[cyc[-1].end] - x[cyc[0].start]) / len(cyc)) if cyc else math.nan
+    except metrics.MetricError:
+        return math.nan
+
+
 def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> AtlasSim:
     """A fresh simulator on ``scene`` (a scene spec, "" = the default floor) with one of the robustness matrix's
     static disturbances (``gains``, ``mass``, ``friction_low``, ``friction_high``), applied as the matrix does."""
@@ -95,9 +110,11 @@ def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> Atlas
 
 
 def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0,
-              radius_m: float = math.inf) -> dict:
+              radius_m: float = math.inf, monitor=None) -> dict:
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
-    settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same)."""
+    settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same).
+    ``monitor(sim, cycle, period_s)``, optional: called every physics step of the gait (the robustness matrix's
+    pushes and ceiling monitor)."""
     model = robot_model()
     sim = make_sim(getattr(a, "scene", ""), getattr(a, "disturbance", "none"), seed)
     home, _ = start_stance(sim, model, nominal=NOMINAL)
@@ -107,18 +124,37 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
         sim.step(int(round(0.5 / sim.dt)))
     c0 = sim.contact_site_pos()
     gen = CrawlGaitGenerator(c0, sim.com()[:2], 0.0, command_for(mode, a.vx, a.wz, radius_m), a.cycles, params)
+    feed = HeightMapFeed(sim) if getattr(a, "terrain", "map") == "map" else None
+    blind = []
+
+    period_s = 4 * gen.seq.step_s
+
+    def on_tick(s):
+        if feed is not None:
+            hm = feed.poll()
+            if hm is not None:
+                why = gen.use_map(hm, s.time)
+                if why:
+                    blind.append(why)
+        if monitor is not None:
+            monitor(s, max(gen.observed, 0) // 4, period_s)
+    if feed is not None:
+        on_tick(sim)
     cfg = track_config_from_args(a)
     t = time.perf_counter()
-    arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet)
+    arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet,
+                          on_tick=on_tick if feed is not None or monitor is not None else None)
     beh = {"forward": "crawl_forward", "backward": "crawl_backward", "arc": "crawl_forward",
            "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
     em = eval_metrics(arr, beh)
     row = dict(mode=mode, seed=seed, fell=bool(summ["fell"]), fall_reason=summ.get("fall_reason", ""),
                wall_s=time.perf_counter() - t, gait_time_s=summ["gait_time_s"],
-               feedback_log=[list(map(float, r)) for r in gen.feedback.log])
+               feedback_log=[list(map(float, r)) for r in gen.feedback.log], terrain=getattr(a, "terrain", "map"),
+               blind_reasons=sorted(set(blind)), max_lift_m=float(max(gen.lift)))
     row.update({k: em.get(k, math.nan) for k in ("velocity_m_s", "drift_per_gait_m", "turn_per_gait_deg",
-                                                   "distance_per_gait_m", "time_per_circle_extrapolated_s",
-                                                   "radius_m", "turn_per_cycle_deg")})
+                                                   "distance_per_gait_m", "progress_per_gait_m",
+                                                   "time_per_circle_extrapolated_s", "radius_m", "turn_per_cycle_deg")})
+    row["com_displacement_per_cycle_m"] = com_displacement_per_cycle(arr)
     if mode == "turn":
         row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
     if mode == "arc":
@@ -133,7 +169,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     return row
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", nargs="+", default=["forward", "backward", "turn"],
                     choices=["forward", "backward", "turn", "arc"])
@@ -152,14 +188,22 @@ def main(argv=None) -> int:
     ap.add_argument("--disturbance", default="none",
                     choices=["none", "gains", "mass", "friction_low", "friction_high"],
                     help="a robustness-matrix disturbance (servo gains x0.8, torso mass +10 %%, friction 0.5 / 1.25)")
+    ap.add_argument("--terrain", default="map", choices=["map", "blind"],
+                    help="map: the generator gets the sim node's height map at its rate (foothold choice, swing "
+                         "clearance, body tilt); blind: no map (flat-ground placement)")
     ap.add_argument("--out", default="reports/gen_crawl")
     add_track_args(ap)   # defaults: the controller's parameter file
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
     a = ap.parse_args(argv)
     params = {}
     pset = parameter_set()
     for kv in a.set:
         k, v = kv.split("=", 1)
-        params[k] = pset.check(k, type(pset.defaults()[k])(v))
+        params[k] = pset.check(k, yaml.safe_load(v))      # YAML scalars: 0.1, 3, false
     if a.no_feedback:
         params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain_rad_per_m": 0.0, "feedback.position_gain": 0.0})
     if any(r == 0 or not math.isfinite(r) for r in a.radius_m):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,7 +43,7 @@ from atlas_crawl_kinematics.cartesian_gait import CartesianGait, GaitParams, LIM
 from atlas_crawl_kinematics.com_modulation import ROOT_CHOICES, CoMModulatedIIK
 from atlas_crawl_kinematics.iik import IIKParams
 from atlas_crawl_kinematics.model import RobotModel
-from atlas_description import CONTACT_FRAMES
+from atlas_crawl_mujoco.height_map import ground_height
 from atlas_description import model_urdf as atlas_urdf_string
 from atlas_crawl_kinematics.stance import STANCE_SOURCES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
@@ -108,6 +109,12 @@ def start_stance(sim: AtlasSim, model: RobotModel, nominal=NOMINAL, settle_s: fl
     knee_mid = c[2:4, :2].mean(axis=0)
     tg = c.copy()
     tg[:, :2] = knee_mid + nominal
+    # each contact keeps its height above the scene's ground (on a slope or rough floor the nominal pattern's
+    # points are not at the probe contacts' heights)
+    g0 = np.array([ground_height(sim, p) for p in c[:, :2]])
+    g1 = np.array([ground_height(sim, p) for p in tg[:, :2]])
+    ok = np.isfinite(g0) & np.isfinite(g1)
+    tg[ok, 2] += g1[ok] - g0[ok]
     ctl = CoMModulatedIIK(model, IIKParams.improved(max_iterations=200), home_q=q0, margin_m=0.0)
     r = ctl.solve(q0, bp, bR, tg, np.ones(4, bool), com_desired_xy=tg[:, :2].mean(axis=0) + [0.02, 0.0],
                   modulate=False)
@@ -225,10 +232,11 @@ def tracker_params(cfg: TrackConfig) -> dict:
 
 
 def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait_name="iik_crawl", seed=0,
-          quiet=False, video=None):
+          quiet=False, video=None, on_tick=None):
     """Run ``plan`` (object with ``sample(t)``, ``duration_s``, ``trajectory(dt)``) in physics with the controller's
     :class:`~atlas_crawl_controller.tracking.CrawlTracker`: rest, then per physics tick sense → tracker → servos,
-    then rest. Returns (log arrays dict, TrackStats, summary dict). Deterministic (no wall-clock dependence)."""
+    then rest. ``on_tick(sim)``, optional: called every tick before the plan observes (e.g. a height-map feed).
+    Returns (log arrays dict, TrackStats, summary dict). Deterministic (no wall-clock dependence)."""
     try:
         tracker = CrawlTracker.from_params(model, home_q, sim.dt, tracker_params(cfg))
     except ParameterError as e:
@@ -257,6 +265,8 @@ def track(sim: AtlasSim, model: RobotModel, plan, cfg: TrackConfig, home_q, gait
     observe = getattr(plan, "observe", None)  # closed-loop gait generators re-plan from the measured pelvis
     while not tracker.finished(plan):
         sensed = SimSensed(sim)
+        if on_tick is not None:
+            on_tick(sim)
         if observe is not None:
             observe(tracker.t_plan, *sensed_base(sim))
         sim.set_joint_targets(tracker.step(sim.time, plan, sensed))
@@ -370,19 +380,21 @@ def stance_slip_mm(arr) -> dict:
 
 def eval_metrics(arr, behaviour="crawl_forward") -> dict:
     from . import metrics
-    lg = _trial_log(arr)
+    lg = trial_log_of(arr)
     try:
         return metrics.trial_metrics(lg, behaviour)
     except metrics.MetricError as e:
         return {"error": str(e)}
 
 
-def _trial_log(arr):
+def trial_log_of(arr):
+    """The log arrays of :func:`track` as a checked :class:`~.trial_log.TrialLog` (through a temporary .npz)."""
     import tempfile
     from .trial_log import TrialLog
-    with tempfile.NamedTemporaryFile(suffix=".npz", delete=False) as f:
-        np.savez(f.name, **arr)
-        return TrialLog.load(f.name)
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "log.npz")
+        np.savez(f, **arr)
+        return TrialLog.load(f)
 
 
 def stats_summary(st: TrackStats, arr, sim_dt=0.001) -> dict:
@@ -440,7 +452,6 @@ def plot_support_stances(arr, st: TrackStats, path, title="", n_phases=4):
     sel = [p for p in ph if p["cycle"] == 1][:n_phases] or ph[:n_phases]
     fig, axs = plt.subplots(1, len(sel), figsize=(4.2 * len(sel), 4.2), squeeze=False)
     t = arr["time_s"]
-    ts = np.array([s[0] for s in st.support_sets]) if st.support_sets else np.zeros(0)
     for ax, p in zip(axs[0], sel):
         i = int(np.searchsorted(t, 0.5 * (p["t0"] + p["t1"])))
         ps = arr["planned_stance"][i]
@@ -465,13 +476,6 @@ def plot_support_stances(arr, st: TrackStats, path, title="", n_phases=4):
         ax.plot(sw[:, 0], sw[:, 1], "^", color="grey", label="swing limb")
         com = arr["com_pos_m"][i][:2] - origin
         ax.plot(com[0], com[1], "*", ms=14, color="tab:red", label="CoM (measured)")
-        if len(ts):
-            k = int(np.clip(np.searchsorted(ts, t[i] - t[0]), 0, len(ts) - 1))
-        ct = None
-        if st.com_target_xy:
-            kk = min(range(len(st.support_sets)), key=lambda q: abs(st.support_sets[q][0] - (p["t0"] + p["t1"]) / 2
-                                                                     + (t[0] if False else 0)))
-            ct = st.com_target_xy[kk]
         ax.set_title(f"cycle {p['cycle']}, {p['swing']} swings\nmin margin {p['min_margin_m']*100:+.1f} cm")
         ax.set_aspect("equal")
         ax.grid(alpha=0.3)

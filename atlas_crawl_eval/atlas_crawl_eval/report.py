@@ -444,7 +444,7 @@ def write_html(out: Path, title: str, prov: dict, falls_line: str, rows, behavio
         mb = v.stat().st_size / 1e6
         poster = _video_poster(v)
         src = _data_uri(v, "video/mp4") if mb <= max_embed_mb else os.path.relpath(v, out)
-        h.append(f"<h2>Video of the first trial</h2><video controls muted loop preload='metadata' "
+        h.append("<h2>Video of the first trial</h2><video controls muted loop preload='metadata' "
                  + (f"poster='{poster}' " if poster else "") + f"src='{src}'></video>"
                  f"<p class='prov'>{_esc(v.name)}, {mb:.1f} MB"
                  + (" (embedded)" if mb <= max_embed_mb else " (linked, too large to embed)") + "</p>")

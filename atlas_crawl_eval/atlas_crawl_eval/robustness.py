@@ -34,11 +34,16 @@ from pathlib import Path
 
 import numpy as np
 
-GAITS = ("crawl_forward", "crawl_forward_fast", "crawl_backward", "turn_left", "turn_right")
+#: key-frame scripts, then the closed-loop gait generator (gen_*: atlas_crawl_eval.gen_crawl, with the height map)
+GAITS = ("crawl_forward", "crawl_forward_fast", "crawl_backward", "turn_left", "turn_right", "gen_forward",
+         "gen_backward", "gen_turn_left")
+#: generator gait -> gen_crawl mode
+GEN_MODES = {"gen_forward": "forward", "gen_backward": "backward", "gen_turn_left": "turn"}
 SCENES = ("flat", "slope", "slope:direction_deg=90", "rough", "steps", "rubble", "tunnel")
 DISTURBANCES = ("none", "push", "gains", "mass", "friction_low", "friction_high")
 #: gait -> sign of its intended motion (crawl: + forward; turn: + counter-clockwise)
-DIRECTION = {"crawl_forward": 1, "crawl_forward_fast": 1, "crawl_backward": -1, "turn_left": 1, "turn_right": -1}
+DIRECTION = {"crawl_forward": 1, "crawl_forward_fast": 1, "crawl_backward": -1, "turn_left": 1, "turn_right": -1,
+             "gen_forward": 1, "gen_backward": -1, "gen_turn_left": 1}
 FRICTION = {"friction_low": 0.5, "friction_high": 1.25}
 PUSH_NS, PUSH_S, GAIN_SCALE, MASS_SCALE, MASS_BODY = 30.0, 0.1, 0.8, 1.1, "utorso"
 
@@ -79,6 +84,11 @@ class Hooks:
             sim.map.total_mass = float(m.body_subtreemass[0])
 
     def on_step(self, sim, pl) -> None:
+        """Every physics step of a key-frame gait (the player ``pl`` says the cycle and the script its period)."""
+        self.on_tick(sim, pl.cycle, sum(k.duration_s for k in pl.script.keyframes) * pl.time_scale)
+
+    def on_tick(self, sim, cycle: int, period_s: float) -> None:
+        """Every physics step, in gait cycle ``cycle`` of period ``period_s``: ceiling monitor and pushes."""
         self._k += 1
         if self._k % 10 == 0 and (sim.map.geom_limb == -3).any():
             code = sim.map.geom_limb
@@ -87,16 +97,43 @@ class Hooks:
                 self.ceiling_touches += 1
         if self.disturbance != "push":
             return
-        c = pl.cycle
+        c = cycle
         if c not in self._cycle:
             self._cycle[c] = (sim.time, float(self._rng.uniform()), float(self._rng.uniform(0, 2 * math.pi)))
         t0, u, ang = self._cycle[c]
-        period = sum(k.duration_s for k in pl.script.keyframes) * pl.time_scale
-        if c not in self._pushed and sim.time - t0 >= u * period:
+        if c not in self._pushed and sim.time - t0 >= u * period_s:
             self._pushed.add(c)
             j = PUSH_NS * np.array([math.cos(ang), math.sin(ang), 0.0])
             sim.push(j, PUSH_S)
             self.pushes.append((round(sim.time, 3), round(float(j[0]), 2), round(float(j[1]), 2)))
+
+
+def run_generator(job: dict) -> dict:
+    """One run of a gait-generator gait (:func:`atlas_crawl_eval.gen_crawl.run_trial`: the nominal stance, start noise
+    ``init_noise_rad`` seeded by the seed, the generator on the sim's height map) with the same disturbances and
+    monitor as the key-frame runs; no video or log file."""
+    from . import gen_crawl
+    t0 = time.monotonic()
+    g, sc, dist, seed = job["gait"], job["scene"], job["disturbance"], int(job["seed"])
+    mode = GEN_MODES[g]
+    hooks = Hooks(dist, seed)
+    a = gen_crawl.parser().parse_args(["--cycles", str(int(job["cycles"])), "--scene", sc, "--terrain", "map",
+                                       "--disturbance", "none" if dist == "push" else dist])
+    row = gen_crawl.run_trial(mode, a, seed, {}, noise_rad=float(job["init_noise_rad"]), monitor=hooks.on_tick)
+    err = row.get("metric_error", "")
+    r = {"gait": g, "scene": sc, "disturbance": dist, "seed": seed, "fell": bool(row["fell"]),
+         "fall_time_s": None, "ceiling_touches": hooks.ceiling_touches, "pushes": hooks.pushes, "error": err,
+         "speed": float("nan"), "drift_m": float("nan"), "sim_s": float(row["gait_time_s"])}
+    if not err:
+        if mode == "turn":
+            r["speed"] = DIRECTION[g] * float(row["turn_per_cycle_deg"])
+            r["drift_m"] = float(row["com_displacement_per_cycle_m"])
+        else:
+            r["speed"] = DIRECTION[g] * float(row["progress_per_gait_m"])
+            r["drift_m"] = float(row["drift_per_gait_m"])
+    r["success"] = not r["fell"] and r["ceiling_touches"] == 0 and not r["error"]
+    r["wall_s"] = round(time.monotonic() - t0, 2)
+    return r
 
 
 def run_name(gait: str, scene: str, disturbance: str, seed: int) -> str:
@@ -111,6 +148,8 @@ def run_one(job: dict) -> dict:
     from .run_trials import TrialConfig, run_trial
     t0 = time.monotonic()
     g, sc, dist, seed = job["gait"], job["scene"], job["disturbance"], int(job["seed"])
+    if g in GEN_MODES:
+        return run_generator(job)
     name = run_name(g, sc, dist, seed)
     hooks = Hooks(dist, seed)
     out = Path(job["out"])

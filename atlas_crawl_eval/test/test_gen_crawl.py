@@ -1,6 +1,5 @@
 """Closed-loop gait generator in MuJoCo physics (issue 12): one short forward crawl and a turn, tracked by the
 controller's crawl tracker with the generator re-planning from the measured pelvis every step."""
-import math
 
 import numpy as np
 

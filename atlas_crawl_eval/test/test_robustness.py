@@ -118,3 +118,13 @@ def test_ray_smoke_and_same_results_for_1_and_2_workers(tmp_path):
 def _norm(runs):
     """Runs without wall time, through JSON (tuples -> lists, NaN -> "NaN") so that equal results compare equal."""
     return [json.loads(json.dumps({k: v for k, v in r.items() if k != "wall_s"}), parse_constant=str) for r in runs]
+
+
+def test_a_generator_gait_runs_in_the_matrix_with_its_pushes_and_the_map():
+    """One gait-generator run (1 cycle on the rough floor, pushed): through the same run_one as the key-frame gaits,
+    deterministic per seed."""
+    job = rb.make_jobs(["gen_forward"], ["rough"], ["push"], [2], 1, "/nonexistent", baseline=False)[0]
+    r = rb.run_one(job)
+    assert (r["gait"], r["scene"], r["disturbance"]) == ("gen_forward", "rough", "push")
+    assert len(r["pushes"]) == 1 and r["success"] and r["speed"] > 0.0 and math.isfinite(r["drift_m"])
+    assert _norm([rb.run_one(job)]) == _norm([r])

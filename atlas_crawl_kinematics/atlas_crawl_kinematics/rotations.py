@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["quat_wxyz_to_R", "quat_xyzw_to_R", "R_to_quat_wxyz", "R_to_quat_xyzw", "quat_wxyz_to_rpy",
-           "quat_mul_wxyz", "wxyz_to_xyzw", "xyzw_to_wxyz", "rotvec_to_R"]
+           "quat_mul_wxyz", "wxyz_to_xyzw", "xyzw_to_wxyz", "rotvec_to_R", "R_between"]
 
 
 def _unit(q: ArrayLike) -> NDArray[np.float64]:
@@ -115,3 +115,21 @@ def rotvec_to_R(v: ArrayLike) -> NDArray[np.float64]:
         return np.eye(3) + K + 0.5 * (K @ K)
     th = np.sqrt(th2)
     return np.eye(3) + (np.sin(th) / th) * K + ((1.0 - np.cos(th)) / th2) * (K @ K)
+
+
+def R_between(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
+    """The smallest rotation taking direction ``a`` (3,) to direction ``b`` (3,): about ``a × b`` by their angle
+    (identity for parallel vectors; antiparallel ones have no unique answer and raise ValueError)."""
+    a = np.asarray(a, dtype=float).reshape(3)
+    b = np.asarray(b, dtype=float).reshape(3)
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if not (np.isfinite(na) and np.isfinite(nb) and na > 0 and nb > 0):
+        raise ValueError("R_between: needs finite non-zero vectors")
+    a, b = a / na, b / nb
+    v = np.cross(a, b)
+    s, c = float(np.linalg.norm(v)), float(a @ b)
+    if s < 1e-12:
+        if c > 0:
+            return np.eye(3)
+        raise ValueError("R_between: antiparallel vectors")
+    return rotvec_to_R(v / s * np.arctan2(s, c))

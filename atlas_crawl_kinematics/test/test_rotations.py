@@ -61,3 +61,17 @@ def test_rotvec_to_R_matches_scipy_and_refuses_non_finite():
         assert np.allclose(rotvec_to_R(v), Rotation.from_rotvec(v).as_matrix(), atol=1e-12)
     with pytest.raises(ValueError):
         rotvec_to_R([np.nan, 0, 0])
+
+
+def test_R_between_matches_scipy_align_vectors_and_refuses_degenerate():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        a, b = rng.normal(0, 1, 3), rng.normal(0, 1, 3)
+        R = rot.R_between(a, b)
+        assert np.allclose(R @ (a / np.linalg.norm(a)), b / np.linalg.norm(b), atol=1e-12)
+        ref, _ = Rotation.align_vectors([b], [a])        # the smallest rotation too (one vector pair)
+        assert np.allclose(R, ref.as_matrix(), atol=1e-9)
+    assert np.allclose(rot.R_between([0, 0, 1], [0, 0, 2]), np.eye(3))
+    for a, b in (([0, 0, 1], [0, 0, -1]), ([0, 0, 0], [0, 0, 1]), ([np.nan, 0, 1], [0, 0, 1])):
+        with pytest.raises(ValueError):
+            rot.R_between(a, b)

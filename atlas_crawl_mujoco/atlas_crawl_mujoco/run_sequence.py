@@ -25,7 +25,6 @@ saturation issue, counted apart from the outcome ("outcome" and "outcome without
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from dataclasses import dataclass, field
 

@@ -22,7 +22,6 @@ import mujoco
 import numpy as np
 
 from atlas_crawl_controller.fall_detector import FallDetector
-from atlas_description import JOINT_NAMES
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
 from .model import ModelMap, build_model

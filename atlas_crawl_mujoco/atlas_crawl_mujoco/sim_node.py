@@ -48,7 +48,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from atlas_crawl_controller import contact_inference as ci
-from atlas_crawl_controller.controller_core import CrawlControllerCore, State
+from atlas_crawl_controller.controller_core import CrawlControllerCore
 from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.height_map import HeightMap as HeightMapView
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set

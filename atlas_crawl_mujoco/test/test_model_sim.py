@@ -1,7 +1,6 @@
 import math
 import re
 
-import mujoco
 import numpy as np
 import pytest
 

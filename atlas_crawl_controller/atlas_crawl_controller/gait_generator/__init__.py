@@ -6,6 +6,7 @@ re-planned every step from the measured pelvis pose.
 * :mod:`.placement` — where each contact lands for a command (pattern reference, Raibert-style lead);
 * :mod:`.feedback` — heading and lateral correction from the measured pelvis pose;
 * :mod:`.com_plan` — support-margin rule (CoM target per tripod, lift gate);
+* :mod:`.terrain` — footholds, swing clearance and ground tilt from a height map (issue 13 §2);
 * :mod:`.generator` — :class:`CrawlGaitGenerator`, the plan object the tracker samples.
 """
 from .command import CommandError, CommandLimits, CrawlCommand
@@ -14,6 +15,7 @@ from .contact_sequence import ContactSequence
 from .feedback import PlacementFeedback
 from .generator import CrawlGaitGenerator, PARAMETER_FILE, parameter_set
 from .placement import FootPlacement
+from .terrain import Terrain
 
 __all__ = ["CommandError", "CommandLimits", "CrawlCommand", "CoMPlan", "ContactSequence", "PlacementFeedback",
-           "CrawlGaitGenerator", "FootPlacement", "PARAMETER_FILE", "parameter_set"]
+           "CrawlGaitGenerator", "FootPlacement", "PARAMETER_FILE", "Terrain", "parameter_set"]

@@ -9,6 +9,12 @@ held. At the start of each step, :class:`.PlacementFeedback` turns the measured 
 increments of the pattern reference :math:`(r_k, \theta_k)`, and steps ``k..`` are planned again from the contacts
 as they stand (the limbs already placed are not moved). Future steps are the nominal prediction (the tracker's lift
 lookahead samples them).
+
+With a fresh height map (:meth:`CrawlGaitGenerator.use_map`, :mod:`.terrain`; issue 13 §2) the next
+``terrain.horizon_steps`` landing points move to the best foothold near the nominal one and onto the ground's
+height, each swing's apex rises over the ground under its path, and the samples carry the body tilt of the ground
+under the contacts (``extra["tilt_R"]``, relative to the ground at the start). Without one: blind placement (heights
+as they stand, flat-ground swing), and :attr:`terrain_reason` says why.
 """
 from __future__ import annotations
 
@@ -18,13 +24,15 @@ import os
 import numpy as np
 
 from atlas_crawl_kinematics.cartesian_gait import GaitSample, min_jerk, swing_arc
+from atlas_crawl_kinematics.rotations import R_between
 
 from ..parameters import load_parameter_file
 from .command import CommandError, CommandLimits, CrawlCommand
 from .com_plan import CoMPlan
 from .contact_sequence import LIMB_NAMES, ContactSequence
 from .feedback import PlacementFeedback
-from .placement import FootPlacement, rot2
+from .placement import FootPlacement
+from .terrain import Terrain
 
 __all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "parameter_set"]
 
@@ -83,6 +91,12 @@ class CrawlGaitGenerator:
         self.ref[0] = (self.placement.r0.copy(), float(heading0_rad))
         self.goal = [None] * self.n_steps
         self.com_to = [None] * self.n_steps
+        self.lift = [0.0] * self.n_steps                  # swing apex per step (terrain clearance included)
+        self.ground_n = [None] * (self.n_steps + 1)       # ground normal under the contacts at step boundaries
+        self.terrain: Terrain | None = None
+        self.terrain_reason = "blind: no height map"
+        self.z_off = None                                 # (4,) contact heights above the ground at the first map
+        self.n0 = None                                    # ground normal then
         self._T = T
         self.observed = -1          # last step index observed (−1: the start hold)
         self._t_last = None
@@ -156,6 +170,37 @@ class CrawlGaitGenerator:
         self._plan_from(k)
         return float(np.linalg.norm(e))
 
+    def use_map(self, height_map, now_s: float, measured_contacts=None) -> str:
+        """The latest height map (:class:`~atlas_crawl_controller.height_map.HeightMap` or None) at host time
+        ``now_s``: the steps from the next unstarted one on are planned on it. Returns "" when it is used, else the
+        reason for blind placement (also in :attr:`terrain_reason`). The first map used fixes each contact point's
+        height above the ground and the reference ground normal, from ``measured_contacts`` (4, 3) if given and
+        finite, else from the planned contacts as they stand then."""
+        p = self.p
+        if not p["terrain.enabled"]:
+            reason = "blind: terrain.enabled is false"
+        elif height_map is None:
+            reason = "blind: no height map"
+        elif not (math.isfinite(now_s) and height_map.fresh(now_s, p["terrain.max_age_s"])):
+            reason = (f"blind: height map stamped {height_map.stamp_s:.2f} s is stale at {now_s:.2f} s "
+                      f"(terrain.max_age_s {p['terrain.max_age_s']:g})")
+        else:
+            reason = ""
+        k = max(0, self.observed + 1)
+        self.terrain = None if reason else Terrain(height_map, p)
+        self.terrain_reason = reason
+        if self.terrain is not None and self.z_off is None:
+            c = self.contacts[min(k, self.n_steps)]
+            if measured_contacts is not None and np.all(np.isfinite(np.asarray(measured_contacts, float))):
+                c = np.asarray(measured_contacts, float).reshape(4, 3)
+            zg = self.terrain.map.heights_at(c[:, :2])
+            self.z_off = np.clip(c[:, 2] - zg, -0.02, p["terrain.max_contact_offset_m"])   # NaN: unknown ground
+            self.n0 = self.terrain.normal(c[:, :2])
+            self.ground_n[min(k, self.n_steps)] = self.n0
+        if k < self.n_steps:
+            self._plan_from(k)
+        return reason
+
     def steps(self, time_scale: float = 1.0) -> list:
         """The plan as controller-core references (the sequencer's Cartesian steps): per gait step a four-point
         shift (stance = the coming tripod, so the core's CoM moves before the lift), the swing apex and the
@@ -169,7 +214,7 @@ class CrawlGaitGenerator:
             tri[li] = False
             cb = self.contacts[k]
             apex = cb.copy()
-            apex[li] = swing_arc(cb[li], self.goal[k], p["lift_hand_m"] if li < 2 else p["lift_knee_m"], 0.5)
+            apex[li] = swing_arc(cb[li], self.goal[k], self.lift[k], 0.5)
             dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
             out.append(dict(name=f"shift_{name}", cycle=k // 4, targets=cb.copy(), stance=tri.copy(),
                             duration_s=dur0 * time_scale))
@@ -186,6 +231,7 @@ class CrawlGaitGenerator:
         contacts = self.contacts[k0].copy()
         # travel direction = pattern heading minus the heading correction (the pelvis twist) plus the steering
         off = self.feedback.phi - self.feedback.dtheta
+        ter, horizon = self.terrain, k0 + self.p["terrain.horizon_steps"]
         for k in range(k0, self.n_steps):
             li = self.seq.limb(k)
             self.com_to[k] = self.com_plan.target(contacts, li)
@@ -193,13 +239,29 @@ class CrawlGaitGenerator:
             th1 -= off
             g = contacts[li].copy()
             g[:2] = self.placement.land(li, r1, th1)
+            lift = self.p["lift_hand_m"] if li < 2 else self.p["lift_knee_m"]
+            on_map = ter is not None and k < horizon and math.isfinite(self.z_off[li])
+            if on_map:
+                xy, zg = ter.foothold(g[:2], li, self._travel_heading(th1, off))
+                if math.isfinite(zg):
+                    g[:2], g[2] = xy, zg + self.z_off[li]
+                lift += ter.extra_lift(contacts[li], g, self.z_off[li], lift)
+            self.lift[k] = lift
             self.goal[k] = g
             contacts = contacts.copy()
             contacts[li] = g
+            n = ter.normal(contacts[:, :2]) if on_map else None
+            self.ground_n[k + 1] = self.ground_n[k] if n is None else n
             r, th = r1, th1
             self.ref[k + 1] = (r, th)
             self.contacts[k + 1] = contacts
             self.com[k + 1] = self.com_to[k]
+
+    def _travel_heading(self, theta: float, off: float) -> float:
+        """World direction of travel (the axis of the foothold search) for pattern heading ``theta``."""
+        c = self.cmd
+        moving = c.vx_m_per_s != 0.0 or c.vy_m_per_s != 0.0
+        return theta + off + (math.atan2(c.vy_m_per_s, c.vx_m_per_s) if moving else 0.0)
 
     def observe(self, t_plan: float, pelvis_xy, pelvis_R) -> bool:
         """Feedback: call every tick with the measured pelvis (errors are recorded every tick, see
@@ -238,11 +300,11 @@ class CrawlGaitGenerator:
         if k < 0:
             r, th = self.ref[0]
             return GaitSample(t, self.contacts[0].copy(), np.ones(4, bool), self.com_to[0].copy(), r.copy(), th,
-                              -1, -1, -1, "start")
+                              -1, -1, -1, "start", self._tilt(0, 0.0))
         if k >= self.n_steps:
             r, th = self.ref[self.n_steps]
             return GaitSample(t, self.contacts[-1].copy(), np.ones(4, bool), self.com[-1].copy(), r.copy(), th,
-                              -1, -1, -1, "end")
+                              -1, -1, -1, "end", self._tilt(self.n_steps, 0.0))
         li = self.seq.limb(k)
         ts = t - self.seq.step_start_s(k)
         cb = self.contacts[k]
@@ -255,14 +317,22 @@ class CrawlGaitGenerator:
             kind, swing, tau_s = "shift", -1, 0.0
         else:
             tau = (ts - self.p["t_shift_s"]) / self.p["t_swing_s"]
-            lift = self.p["lift_hand_m"] if li < 2 else self.p["lift_knee_m"]
-            targets[li] = swing_arc(cb[li], self.goal[k], lift, tau)
+            targets[li] = swing_arc(cb[li], self.goal[k], self.lift[k], tau)
             stance[li] = False
             com = self.com_to[k].copy()
             kind, swing, tau_s, ph = "swing", li, tau, ph + 1
         r = self.ref[k][0] + tau_s * (self.ref[k + 1][0] - self.ref[k][0])
         return GaitSample(t, targets, stance, com, r, self._heading(k, tau_s), cyc, ph, swing,
-                          f"{kind}_{LIMB_NAMES[li]}")
+                          f"{kind}_{LIMB_NAMES[li]}", self._tilt(k, ts / self.seq.step_s))
+
+    def _tilt(self, k: int, frac: float) -> dict:
+        """``{"tilt_R": R}``: the rotation from the ground normal at the first map to the one under the contacts,
+        blended across step ``k``; {} when blind or ``terrain.follow_slope`` is off."""
+        n0, na, nb = self.n0, self.ground_n[k], self.ground_n[min(k + 1, self.n_steps)]
+        if not self.p["terrain.follow_slope"] or n0 is None or na is None:
+            return {}
+        n = na if nb is None else (1.0 - frac) * na + frac * nb
+        return {"tilt_R": R_between(n0, n)}
 
     def trajectory(self, dt: float = 0.01):
         ts = np.arange(0.0, self.duration_s + 1e-9, dt)

@@ -56,7 +56,7 @@ from typing import Optional
 import numpy as np
 import rclpy
 from atlas_crawl_msgs.action import Crawl, CrawlTo, Recover, Roll, Turn
-from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, SupportState
+from atlas_crawl_msgs.msg import ControllerReference, ControllerStatus, HeightMap, SupportState
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -69,6 +69,7 @@ from .. import gait_sequencer as gs
 from .. import velocity_command as vc
 from ..controller_core import Mode, Reference
 from ..gait_generator import parameter_set as gen_parameter_set
+from ..height_map import HeightMap as HeightMapView, HeightMapError
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
 from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg, support_from_msg
@@ -139,6 +140,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         #: /cmd_vel: commands accepted / refused / ignored (goal running), velocity runs started / ended
         self.cmd_vel_counters = {"accepted": 0, "refused": 0, "ignored": 0, "runs_started": 0, "runs_ended": 0}
         self._cmd_in = None          # (CrawlCommand, sim time of receipt) not yet handed to the sequencer
+        self._hmap_in = None         # HeightMap (stamped on arrival) not yet handed to the sequencer
+        self._terrain_t = -math.inf  # last terrain status update (diagnostics)
         self._vel_mode = False       # the running sequencer run is a velocity run (no action goal behind it)
         self._vel_planning = False
         self._vel_last_outcome: Optional[gs.Outcome] = None
@@ -219,6 +222,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                                          callback_group=self._cb_inputs),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
                                          callback_group=self._cb_inputs),
+                self.create_subscription(HeightMap, topics.HEIGHT_MAP, self._on_height_map, 2,
+                                         callback_group=self._cb_inputs),
             ]
             if self.params["cmd_vel.enabled"]:
                 self._gen_vals = gen_parameter_set().values(self._generator_overrides())
@@ -287,6 +292,17 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._pose = pose
         self._pose_t = self._now_s()
         self._observe_pose(msg, pose)
+
+    def _on_height_map(self, msg: HeightMap):
+        """Check and keep the latest height map for the next tick (stamped on arrival, in this node's clock; a
+        malformed one is refused with the reason and the previous one stays, ageing towards blind placement)."""
+        try:
+            hm = HeightMapView.from_fields(self._now_s(), msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m,
+                                           msg.origin_y_m, msg.heights_m)
+        except HeightMapError as e:
+            self.reject_input(topics.HEIGHT_MAP, str(e))
+            return
+        self._hmap_in = hm
 
     def _on_cmd_vel(self, msg):
         """Store a valid command for the next tick (never blocks: no lock, no planning here)."""
@@ -643,6 +659,13 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         if cin is not None:
             self._cmd_in = None
             self._seq.command_velocity(*cin)
+        hm = self._hmap_in
+        if hm is not None:
+            self._hmap_in = None
+            self._seq.set_height_map(hm, hm.stamp_s)
+        if t - self._terrain_t >= 1.0:              # diagnostics go out at 1 Hz
+            self._terrain_t = t
+            self._health().extra["terrain"] = self._seq.terrain_status(t)
         if not self._seq.busy:
             self._maybe_start_velocity(t)
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:

@@ -140,7 +140,7 @@ class CrawlTracker:
                    root=p["root"], seed=make_seed_source(p["seed"]), stance_source=p["stance_source"],
                    stance_hold=make_stance_hold(p["stance_hold"]),
                    support=make_support_source(p["support_source"]),
-                   orientation_holds=OrientationHolds(p["orientation_hold_frames"]),
+                   orientation_holds=OrientationHolds(p["orientation_hold_frames"], p["orientation_tilt_frames"]),
                    lookahead=LiftLookahead(p["com.lookahead_s"]),
                    com_rate_limit=CoMRateLimit(p["com.rate_limit_m_per_s"]),
                    com_integral=CoMIntegral(p["com.ki_per_s"], p["com.integral_limit_m"]),
@@ -249,7 +249,7 @@ class CrawlTracker:
         t_solve = time.perf_counter()
         dt_solve = 0.0
         com_xy = np.array(sensed.com_xy, dtype=float)
-        ori = self.orientation.targets(nxt.heading_rad)
+        ori = self.orientation.targets(nxt.heading_rad, (getattr(nxt, "extra", None) or {}).get("tilt_R"))
         off = self.com_integral.offset()
         if self.com_modulation and self.com_rate_limit.rate_m_s > 0 and used.sum() >= 3:
             c_goal = self.ik.com_target(com_xy if com_des is None else com_des, sup[used])[0]

@@ -1,0 +1,130 @@
+"""The gait generator on a height map (gait_generator/terrain.py, issue 13 §2): footholds, swing clearance, tilt,
+blind fallback with a reason."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
+from atlas_crawl_controller.gait_generator.terrain import Terrain
+from atlas_crawl_controller.height_map import HeightMap
+
+C0 = np.array([[0.66, 0.22, 0.0], [0.66, -0.22, 0.0], [0.0, 0.26, 0.035], [0.0, -0.26, 0.035]])
+COM0 = np.array([0.35, 0.0])
+RES = 0.02
+
+
+def grid_map(f, stamp=0.0, lo=(-1.0, -1.0), n=150):
+    """HeightMap sampling z = f(X, Y) on an n x n grid from ``lo``."""
+    xs = lo[0] + RES * np.arange(n)
+    ys = lo[1] + RES * np.arange(n)
+    X, Y = np.meshgrid(xs, ys)
+    return HeightMap.from_fields(stamp, RES, n, n, lo[0], lo[1], np.asarray(f(X, Y), float).ravel())
+
+
+def params(**kw):
+    return parameter_set().values({f"terrain.{k}": v for k, v in kw.items()})
+
+
+def step_up(x0=0.8, h=0.1):
+    return lambda X, Y: np.where(X >= x0, h, 0.0)
+
+
+def gen(hm=None, cycles=3, vx=0.035, now=0.0, **p):
+    g = CrawlGaitGenerator(C0, COM0, 0.0, CrawlCommand(vx, 0, 0), cycles, {f"terrain.{k}": v for k, v in p.items()})
+    why = g.use_map(hm, now) if hm is not None else None
+    return g, why
+
+
+def test_flat_map_changes_nothing_but_carries_no_tilt():
+    blind, _ = gen()
+    g, why = gen(grid_map(lambda X, Y: 0 * X))
+    assert why == ""
+    for k in range(g.n_steps + 1):
+        assert np.allclose(g.contacts[k], blind.contacts[k], atol=1e-12)
+    assert g.lift == blind.lift
+    assert np.allclose(g.sample(3.0).extra["tilt_R"], np.eye(3))
+
+
+def test_landing_heights_follow_the_ground_with_the_start_offsets():
+    c0 = C0.copy()
+    c0[:, 2] += 0.1 * c0[:, 0]            # standing on a 5.7 deg slope: wrists 0, knees 0.035 m above the ground
+    g = CrawlGaitGenerator(c0, COM0, 0.0, CrawlCommand(0.035, 0, 0), 2)
+    assert g.use_map(grid_map(lambda X, Y: 0.1 * X), 0.0) == ""
+    moved = 0
+    for k in range(1, g.n_steps + 1):
+        for i, c in enumerate(g.contacts[k]):
+            if not np.allclose(c, c0[i]):
+                moved += 1
+                assert c[2] == pytest.approx(0.1 * c[0] + (0.035 if i >= 2 else 0.0), abs=1e-9)
+    assert moved > 0
+
+
+def test_no_foothold_on_an_edge_and_onto_the_platform():
+    t = Terrain(grid_map(step_up(0.8)), parameter_set().values({}))
+    for limb, r in ((0, 0.05), (2, 0.10)):
+        for x in np.arange(0.6, 1.0, 0.01):
+            xy, z = t.foothold([x, 0.0], limb)
+            assert abs(xy[0] - 0.8) >= r - RES - 1e-9, (limb, x, xy)     # the patch is sampled on the grid
+            assert z == pytest.approx(0.1 if xy[0] >= 0.8 else 0.0, abs=1e-9)
+            assert np.linalg.norm(xy - [x, 0.0]) <= t.search_radius_m + 1e-9
+
+
+def test_swing_clears_a_step_and_not_more_on_flat():
+    t = Terrain(grid_map(step_up(0.8)), parameter_set().values({}))
+    # a wrist from the floor at 0.6 to the platform at 1.0: the nominal 0.08 m arc would hit the edge
+    extra = t.extra_lift([0.6, 0, 0.0], [1.0, 0, 0.1], 0.0, 0.08)
+    assert extra > 0
+    a = 0.08 + extra
+    from atlas_crawl_kinematics.cartesian_gait import swing_arc
+    for tau in np.linspace(0, 1, 201):
+        p = swing_arc(np.array([0.6, 0, 0.0]), np.array([1.0, 0, 0.1]), a, tau)
+        ground = 0.1 if p[0] >= 0.8 else 0.0
+        assert p[2] >= ground - 1e-9, (tau, p)
+    flat = Terrain(grid_map(lambda X, Y: 0 * X), parameter_set().values({}))
+    assert flat.extra_lift([0.0, 0, 0.0], [0.2, 0, 0.0], 0.0, 0.08) == 0.0     # clearance 0.04 < lift 0.08
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-0.25, 0.25), st.floats(-0.25, 0.25))
+def test_normal_of_a_plane(a, b):
+    t = Terrain(grid_map(lambda X, Y: a * X + b * Y), params(max_tilt_deg=45.0))
+    n = t.normal(C0[:, :2])
+    assert np.allclose(n, np.array([-a, -b, 1.0]) / math.sqrt(a * a + b * b + 1), atol=1e-9)
+
+
+def test_tilt_is_clamped():
+    t = Terrain(grid_map(lambda X, Y: 0.5 * X), params(max_tilt_deg=10.0))
+    assert math.degrees(math.acos(t.normal(C0[:, :2])[2])) == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize("hm,now,needle", [
+    (None, 0.0, "no height map"),
+    (grid_map(lambda X, Y: 0 * X, stamp=0.0), 5.0, "stale"),
+    (grid_map(lambda X, Y: 0 * X, stamp=1.0), 0.0, "stale"),        # stamped in the future
+    (grid_map(lambda X, Y: 0 * X), float("nan"), "stale"),
+])
+def test_missing_or_stale_map_is_blind_with_a_reason(hm, now, needle):
+    blind, _ = gen()
+    g = CrawlGaitGenerator(C0, COM0, 0.0, CrawlCommand(0.035, 0, 0), 3)
+    why = g.use_map(hm, now)
+    assert needle in why and why.startswith("blind") and g.terrain_reason == why and g.terrain is None
+    for k in range(g.n_steps + 1):
+        assert np.allclose(g.contacts[k], blind.contacts[k])
+
+
+def test_disabled_terrain_is_blind():
+    g, why = gen(grid_map(step_up(0.7)), enabled=False)
+    assert "terrain.enabled is false" in why and g.lift[0] == pytest.approx(0.08)
+
+
+def test_a_map_going_stale_keeps_the_placed_heights_and_plans_blind_after():
+    hm = grid_map(lambda X, Y: 0.1 * X)
+    g, _ = gen(hm, cycles=3)
+    g.observed = 3
+    z_before = g.contacts[4][:, 2].copy()
+    why = g.use_map(hm, 10.0)
+    assert why.startswith("blind")
+    assert np.allclose(g.contacts[4][:, 2], z_before)              # as placed before
+    assert np.allclose(g.contacts[8][:, 2], g.contacts[4][:, 2])   # later steps keep the heights they stand on
