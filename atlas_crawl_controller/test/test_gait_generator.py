@@ -218,3 +218,14 @@ def test_resync_pulls_a_single_lagging_limb_to_within_max_limb_error():
     assert np.linalg.norm(g.contacts[k][2, :2] - measured[2, :2]) == pytest.approx(0.1, abs=1e-9)
     others = [0, 1, 3]
     assert np.allclose(g.contacts[k][others], plain.contacts[k][others])
+
+
+def test_the_start_hold_keeps_the_com_where_it_is():
+    """Before the first shift the CoM target is the measured start CoM: the first shift moves it from there (a
+    target at the first tripod's margin point from t = 0 jerked the robot off a 10 deg side slope: gen_crawl
+    --scene 'slope:direction_deg=90' fell in every trial, now 0/6)."""
+    g = gen(CrawlCommand(0.035, 0, 0))
+    assert np.allclose(g.sample(0.0).com_xy, COM0) and np.allclose(g.sample(0.99 * g.seq.t_start_s).com_xy, COM0)
+    s = g.seq.t_start_s
+    assert np.allclose(g.sample(s + 1e-9).com_xy, COM0, atol=1e-6)             # the shift starts there ...
+    assert np.allclose(g.sample(s + g.p["t_shift_s"] - 1e-9).com_xy, g.com_to[0], atol=1e-6)   # ... and ends here

@@ -178,7 +178,8 @@ def run_one(job: dict) -> dict:
 
 
 def speed_unit(gait: str) -> str:
-    return "m/gait" if gait.startswith("crawl") else "deg/gait"
+    turn = gait.startswith("turn") or GEN_MODES.get(gait) == "turn"
+    return "deg/gait" if turn else "m/gait"
 
 
 def summarize(runs: list[dict]) -> list[dict]:

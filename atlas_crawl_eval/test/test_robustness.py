@@ -128,3 +128,8 @@ def test_a_generator_gait_runs_in_the_matrix_with_its_pushes_and_the_map():
     assert (r["gait"], r["scene"], r["disturbance"]) == ("gen_forward", "rough", "push")
     assert len(r["pushes"]) == 1 and r["success"] and r["speed"] > 0.0 and math.isfinite(r["drift_m"])
     assert _norm([rb.run_one(job)]) == _norm([r])
+
+
+def test_speed_units():
+    assert [rb.speed_unit(g) for g in ("crawl_forward", "turn_right", "gen_backward", "gen_turn_left")] == \
+        ["m/gait", "deg/gait", "m/gait", "deg/gait"]

@@ -299,7 +299,7 @@ class CrawlGaitGenerator:
         k = self.seq.step_at(t)
         if k < 0:
             r, th = self.ref[0]
-            return GaitSample(t, self.contacts[0].copy(), np.ones(4, bool), self.com_to[0].copy(), r.copy(), th,
+            return GaitSample(t, self.contacts[0].copy(), np.ones(4, bool), self.com[0].copy(), r.copy(), th,
                               -1, -1, -1, "start", self._tilt(0, 0.0))
         if k >= self.n_steps:
             r, th = self.ref[self.n_steps]
