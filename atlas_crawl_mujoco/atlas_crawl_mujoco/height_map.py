@@ -1,8 +1,10 @@
 """Ground-truth height map around the robot from the simulator's scene (issue 13 §2), by ray casting.
 
-Each cell centre is hit by a vertical ray from above (``mujoco.mj_ray``); hits on the robot or on an overhead
-obstacle (a tunnel ceiling, ModelMap code -3) are passed through and the ray goes on down, so the map holds the
-ground only (ModelMap code -2). A cell without ground below is NaN.
+Each cell centre is hit by a vertical ray from above (``mujoco.mj_ray``) that sees only the ground geoms (ModelMap
+code -2, alone in geom group ``GROUND_GROUP``): the robot and overhead obstacles (a tunnel ceiling, code -3) are not
+seen, so the map holds the ground only. A cell without ground below is NaN. (Rays that passed through robot geoms
+and went on from below them read the ground wrong where a limb sinks a little into it: up to 3 cm on the rough
+floor, under the hands.)
 """
 from __future__ import annotations
 
@@ -18,7 +20,6 @@ from .sensors import _PKG_DIR, NODE_PARAMETER_FILE
 
 __all__ = ["sample_height_map", "ground_height", "HeightMapFeed"]
 
-_MAX_PASS_THROUGH = 64   # overlapping robot geoms under a cell: each is passed through
 
 
 def sample_height_map(sim, center_xy, size_m: float, resolution_m: float, z_top_m: float = 5.0):
@@ -41,20 +42,17 @@ def sample_height_map(sim, center_xy, size_m: float, resolution_m: float, z_top_
 
 
 def ground_height(sim, xy, z_top_m: float = 5.0) -> float:
-    """The scene's ground height under ``xy`` (a vertical ray from ``z_top_m`` through the robot and ceilings);
-    NaN without ground there. Needs the simulator's positions computed (any step or forward after a reset)."""
-    m, d, code = sim.model, sim.data, sim.map.geom_limb
+    """The scene's ground height under ``xy``: a vertical ray from ``z_top_m`` that sees only the ground geoms (geom
+    group ``sim.map.ground_group``: the robot and ceilings are not in it); NaN without ground there. Needs the
+    simulator's positions computed (any step or forward after a reset)."""
     gid = np.zeros(1, dtype=np.int32)
-    vec = np.array([0.0, 0.0, -1.0])
+    mask = np.zeros(6, dtype=np.uint8)
+    mask[sim.map.ground_group] = 1
     pnt = np.array([float(xy[0]), float(xy[1]), z_top_m])
-    for _ in range(_MAX_PASS_THROUGH):
-        dist = mujoco.mj_ray(m, d, pnt, vec, None, 1, -1, gid)
-        if gid[0] < 0 or dist < 0:
-            return math.nan
-        if code[gid[0]] == -2:
-            return float(pnt[2] - dist)
-        pnt[2] -= dist + 1e-4          # robot or ceiling: go on below it
-    return math.nan
+    dist = mujoco.mj_ray(sim.model, sim.data, pnt, np.array([0.0, 0.0, -1.0]), mask, 1, -1, gid)
+    if gid[0] < 0 or dist < 0:
+        return math.nan
+    return float(z_top_m - dist)
 
 
 class HeightMapFeed:

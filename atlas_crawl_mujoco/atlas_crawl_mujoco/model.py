@@ -32,6 +32,7 @@ SUPPORT_BODIES = ("l_hand", "l_farm", "r_hand", "r_farm", "l_lleg", "r_lleg", "l
 IMU_SITE, IMU_GYRO, IMU_ACCEL = "imu", "imu_gyro", "imu_accel"
 #: Bodies whose floor contact means a fall in crawl gaits (torso / head on the ground).
 FALL_BODIES = ("utorso", "head", "mtorso", "ltorso")
+GROUND_GROUP = 2   #: geom group of the scene's ground geoms (and nothing else): see ModelMap
 
 #: Provisional contact frames (body, position in body frame) used only when the URDF has no such link.
 #: Wrist: where the hand's end cylinder meets the floor in the hands-and-knees stance; knee: the upper front
@@ -219,6 +220,12 @@ class ModelMap:
         self.geom_limb[self.floor_geom] = -2
         static = m.body_weldid[m.geom_bodyid] == 0   # scene geoms (issue 13): -2 ground, -3 overhead ("ceiling")
         self.geom_limb[static] = [-3 if "ceiling" in (m.geom(g).name or "") else -2 for g in np.flatnonzero(static)]
+        #: the ground geoms alone in geom group GROUND_GROUP (visible by default): height-map rays select them with
+        #: mj_ray's geomgroup (passing through robot geoms misread the ground where a limb sinks into it)
+        self.ground_group = GROUND_GROUP
+        m.geom_group[self.geom_limb != -2] = np.where(m.geom_group[self.geom_limb != -2] == GROUND_GROUP, 0,
+                                                      m.geom_group[self.geom_limb != -2])
+        m.geom_group[self.geom_limb == -2] = GROUND_GROUP
         self.total_mass = float(m.body_subtreemass[0])
         self.imu_gyro_adr = int(m.sensor_adr[m.sensor(IMU_GYRO).id])
         self.imu_accel_adr = int(m.sensor_adr[m.sensor(IMU_ACCEL).id])

@@ -25,3 +25,22 @@ def test_tunnel_ceiling_is_not_ground_and_bad_sizes_are_rejected():
     for size, res in ((0.0, 0.1), (1.0, 0.0), (100.0, 0.1), (float("nan"), 0.1)):
         with pytest.raises(ValueError):
             sample_height_map(sim, (0.0, 0.0), size, res)
+
+
+def test_the_ground_under_a_limb_that_sinks_into_it_is_read_right():
+    """The robot pushed 1 cm into the ground (positions only): the map is the map without the robot (a ray passing
+    through a limb and going on from below it started under the ground: NaN cells on the plane here, and on the
+    rough floor the height field's base, 3 cm low, next to the hands of the evaluation's start stance)."""
+    import mujoco
+    for scene in ("flat", "rough"):
+        sim = AtlasSim(params={"scene": scene})
+        sim.reset("crawl_forward")
+        sim.step(500)
+        c = sim.pelvis_pose()[0][:2].copy()
+        sim.data.qpos[2] += 2.0                     # the robot far above: the map without it
+        mujoco.mj_forward(sim.model, sim.data)
+        free, _ = sample_height_map(sim, c, size_m=2.0, resolution_m=0.02)
+        sim.data.qpos[2] -= 2.01
+        mujoco.mj_forward(sim.model, sim.data)
+        sunk, _ = sample_height_map(sim, c, size_m=2.0, resolution_m=0.02)
+        assert np.all(np.isfinite(free)) and np.array_equal(sunk, free), (scene, np.isnan(sunk).sum())
