@@ -39,3 +39,31 @@ def test_the_sequencer_reports_planning_on_the_map(stack):  # noqa: F811
                         ev.set()
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
     assert ev.wait(30.0), f"gait_sequencer never reported terrain 'map' (saw {seen[-3:]})"
+
+
+def test_a_malformed_height_map_is_refused_with_a_reason(stack):  # noqa: F811
+    """A map whose heights do not fill its grid: gait_sequencer refuses it (counted, reason on /diagnostics) and
+    keeps planning on the last good one."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    node = stack.create_node("bad_map_probe")
+    pub = node.create_publisher(HeightMapMsg, topics.HEIGHT_MAP, 2)
+    bad = HeightMapMsg()
+    bad.header.frame_id = topics.WORLD_FRAME
+    bad.resolution_m, bad.size_x, bad.size_y = 0.05, 4, 4
+    bad.heights_m = [0.0] * 5
+    seen, ev = {}, threading.Event()
+
+    def on_diag(msg):
+        for st in msg.status:
+            if "gait_sequencer" in st.name:
+                kv = {k.key: k.value for k in st.values}
+                if "rejected /atlas/height_map" in kv:
+                    seen.update(kv)
+                    ev.set()
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 10)
+    for _ in range(50):
+        pub.publish(bad)
+        if ev.wait(0.2):
+            break
+    assert ev.is_set(), "the malformed map was not reported as rejected"
+    assert "5 heights for a 4 x 4 grid" in seen["last rejected /atlas/height_map"]
