@@ -128,3 +128,10 @@ def test_a_map_going_stale_keeps_the_placed_heights_and_plans_blind_after():
     assert why.startswith("blind")
     assert np.allclose(g.contacts[4][:, 2], z_before)              # as placed before
     assert np.allclose(g.contacts[8][:, 2], g.contacts[4][:, 2])   # later steps keep the heights they stand on
+
+
+def test_a_contact_rests_on_the_highest_ground_under_it():
+    t = Terrain(grid_map(step_up(0.8)), params(contact_radius_m=0.03))
+    assert t.height([0.775, 0.0]) == pytest.approx(0.1)         # the platform 2.5 cm ahead is under the knee
+    assert t.height([0.70, 0.0]) == pytest.approx(0.0)
+    assert math.isnan(t.height([5.0, 0.0]))                       # off the map

@@ -193,7 +193,7 @@ class CrawlGaitGenerator:
             c = self.contacts[min(k, self.n_steps)]
             if measured_contacts is not None and np.all(np.isfinite(np.asarray(measured_contacts, float))):
                 c = np.asarray(measured_contacts, float).reshape(4, 3)
-            zg = self.terrain.map.heights_at(c[:, :2])
+            zg = np.array([self.terrain.height(q) for q in c[:, :2]])
             self.z_off = np.clip(c[:, 2] - zg, -0.02, p["terrain.max_contact_offset_m"])   # NaN: unknown ground
             self.n0 = self.terrain.normal(c[:, :2])
             self.ground_n[min(k, self.n_steps)] = self.n0

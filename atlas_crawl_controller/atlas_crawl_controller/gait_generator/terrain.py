@@ -12,8 +12,9 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
   (:math:`d_a, d_c` the offset along and across the travel direction; a sideways shift costs more, it is drift) over
   the candidates inside that ellipse (radii ``search_radius_m``, ``search_radius_cross_m``) whose patch
   :math:`B(c, r_p)` (radius ``patch_radius_hand_m`` / ``patch_radius_knee_m``) is fully known and whose height spread
-  :math:`\Delta h` stays within ``max_step_m`` (an edge or a steep spot). The contact is placed at the ground height
-  there. No valid candidate: the nominal point, on the ground if known there.
+  :math:`\Delta h` stays within ``max_step_m`` (an edge or a steep spot). The contact is placed at its resting
+  height there: the highest ground within ``contact_radius_m``. No valid candidate: the nominal point, at its resting
+  height if known there.
 * **swing clearance** — the apex :math:`a` of the swing arc (lift :math:`a\,b(\tau)`, :math:`b = 4\tau(1-\tau)`, over
   the min-jerk line :math:`z_{line}(\tau)`) that clears the ground under its path by the clearance :math:`c\,b(\tau)`
   (``swing_clearance_m``; zero at lift-off and touchdown):
@@ -67,6 +68,8 @@ class Terrain:
         self._cand = cand[np.argsort(np.hypot(cand[:, 0] / ra, cand[:, 1] / rc), kind="stable")]
         self._cost = np.hypot(self._cand[:, 0] / ra, self._cand[:, 1] / rc) ** 2
         self._patch = [self._disc(self.patch_radius_m[i], res) for i in range(4)]
+        rc, a = float(p["terrain.contact_radius_m"]), np.linspace(0.0, 2 * math.pi, 8, endpoint=False)
+        self._rest = np.vstack([[0.0, 0.0], rc * np.c_[np.cos(a), np.sin(a)], 0.5 * rc * np.c_[np.cos(a), np.sin(a)]])
 
     @staticmethod
     def _disc(radius: float, res: float) -> np.ndarray:
@@ -76,7 +79,10 @@ class Terrain:
         return d if len(d) else np.zeros((1, 2))
 
     def height(self, xy) -> float:
-        return self.map.height_at(float(xy[0]), float(xy[1]))
+        """Resting height of a contact at ``xy``: the highest ground within ``contact_radius_m`` (a knee or a fist
+        rests on the highest point under it, not on the ground below its centre); NaN if any of it is unknown."""
+        h = self.map.heights_at(np.asarray(xy, float).reshape(1, 2) + self._rest)
+        return float(h.max()) if np.all(np.isfinite(h)) else math.nan
 
     def foothold(self, xy, limb: int, heading_rad: float = 0.0) -> tuple[np.ndarray, float]:
         """(chosen xy, ground z there) of ``limb`` (0..3: LW, RW, LK, RK) near the nominal ``xy``, travelling along
