@@ -602,14 +602,8 @@ class GaitSequencer:
     def terrain_status(self, t: float) -> str:
         """What the next Cartesian plan would do at host time ``t``: "map" (a fresh height map, terrain.enabled), or
         "blind: <why>" (what :meth:`CrawlGaitGenerator.use_map` would say)."""
-        p = self._gen_params()
-        if not p["terrain.enabled"]:
-            return "blind: terrain.enabled is false"
-        if self._hmap is None:
-            return "blind: no height map"
-        if not self._hmap.fresh(t, p["terrain.max_age_s"]):
-            return f"blind: height map {t - self._hmap.stamp_s:.2f} s old (terrain.max_age_s {p['terrain.max_age_s']:g})"
-        return "map"
+        from .gait_generator.generator import blind_reason
+        return blind_reason(self._hmap, t, self._gen_params()) or "map"
 
     def _use_map(self, gen, support=None) -> None:
         t = self._t_map if self._t_prev_tick is None else max(self._t_prev_tick, self._t_map or -math.inf)

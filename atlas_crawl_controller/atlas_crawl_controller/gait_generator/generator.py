@@ -34,7 +34,7 @@ from .feedback import PlacementFeedback
 from .placement import FootPlacement
 from .terrain import Terrain
 
-__all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "parameter_set"]
+__all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "blind_reason", "parameter_set"]
 
 PARAMETER_FILE = "gait_generator_parameters.yaml"
 
@@ -44,6 +44,19 @@ def parameter_set():
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "config",
                        PARAMETER_FILE)
     return load_parameter_file(src if os.path.exists(src) else PARAMETER_FILE)
+
+
+def blind_reason(height_map, now_s: float, p) -> str:
+    """Why the generator with parameter values ``p`` plans blind with ``height_map`` (None, or a HeightMap) at host
+    time ``now_s``; "" when it uses the map."""
+    if not p["terrain.enabled"]:
+        return "blind: terrain.enabled is false"
+    if height_map is None:
+        return "blind: no height map"
+    if not (math.isfinite(now_s) and height_map.fresh(now_s, p["terrain.max_age_s"])):
+        return (f"blind: height map stamped {height_map.stamp_s:.2f} s is stale at {now_s:.2f} s "
+                f"(terrain.max_age_s {p['terrain.max_age_s']:g})")
+    return ""
 
 
 def p_every(g) -> int:
@@ -177,15 +190,7 @@ class CrawlGaitGenerator:
         height above the ground and the reference ground normal, from ``measured_contacts`` (4, 3) if given and
         finite, else from the planned contacts as they stand then."""
         p = self.p
-        if not p["terrain.enabled"]:
-            reason = "blind: terrain.enabled is false"
-        elif height_map is None:
-            reason = "blind: no height map"
-        elif not (math.isfinite(now_s) and height_map.fresh(now_s, p["terrain.max_age_s"])):
-            reason = (f"blind: height map stamped {height_map.stamp_s:.2f} s is stale at {now_s:.2f} s "
-                      f"(terrain.max_age_s {p['terrain.max_age_s']:g})")
-        else:
-            reason = ""
+        reason = blind_reason(height_map, now_s, p)
         k = max(0, self.observed + 1)
         self.terrain = None if reason else Terrain(height_map, p)
         self.terrain_reason = reason

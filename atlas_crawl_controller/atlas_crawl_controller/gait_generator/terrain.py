@@ -13,8 +13,8 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
   the candidates inside that ellipse (radii ``search_radius_m``, ``search_radius_cross_m``) whose patch
   :math:`B(c, r_p)` (radius ``patch_radius_hand_m`` / ``patch_radius_knee_m``) is fully known and whose height spread
   :math:`\Delta h` stays within ``max_step_m`` (an edge or a steep spot). The contact is placed at its resting
-  height there: the highest ground within ``contact_radius_m``. No valid candidate: the nominal point, at its resting
-  height if known there.
+  height there: the highest ground within ``contact_radius_m``. No candidate within ``max_step_m``: the known one of
+  least cost (the least uneven nearby); none known: the nominal point, at its resting height if known there.
 * **swing clearance** — the apex :math:`a` of the swing arc (lift :math:`a\,b(\tau)`, :math:`b = 4\tau(1-\tau)`, over
   the min-jerk line :math:`z_{line}(\tau)`) that clears the ground under its path by the clearance :math:`c\,b(\tau)`
   (``swing_clearance_m``; zero at lift-off and touchdown):
@@ -52,14 +52,17 @@ class Terrain:
             raise TypeError("Terrain needs an atlas_crawl_controller.height_map.HeightMap")
         self.map = height_map
         self.search_radius_m = float(p["terrain.search_radius_m"])
-        self.patch_radius_m = [float(p["terrain.patch_radius_hand_m"])] * 2 + [float(p["terrain.patch_radius_knee_m"])] * 2
+        self.patch_radius_m = ([float(p["terrain.patch_radius_hand_m"])] * 2
+                               + [float(p["terrain.patch_radius_knee_m"])] * 2)
         self.max_step_m = float(p["terrain.max_step_m"])
         self.clearance_m = float(p["terrain.swing_clearance_m"])
         self.max_tilt_rad = math.radians(float(p["terrain.max_tilt_deg"]))
         self.max_lift_m = float(p["terrain.max_lift_m"])
         self.pad_m = float(p["terrain.swing_pad_m"])
         self.search_cross_m = min(float(p["terrain.search_radius_cross_m"]), self.search_radius_m)
-        res = self.map.resolution_m
+        # candidates and patches on the map's grid, but no finer than 2.5 / 2 cm (a fine user map would otherwise
+        # cost ~1e6 lookups per foothold)
+        res = max(self.map.resolution_m, 0.025)
         n = int(math.floor(self.search_radius_m / res + 1e-9))
         g = np.arange(-n, n + 1) * res
         #: candidate offsets (along, across) the travel direction, in the ellipse of the two search radii
@@ -67,7 +70,7 @@ class Terrain:
         cand = np.array([(a, c) for c in g for a in g if (a / ra) ** 2 + (c / rc) ** 2 <= 1.0 + 1e-9])
         self._cand = cand[np.argsort(np.hypot(cand[:, 0] / ra, cand[:, 1] / rc), kind="stable")]
         self._cost = np.hypot(self._cand[:, 0] / ra, self._cand[:, 1] / rc) ** 2
-        self._patch = [self._disc(self.patch_radius_m[i], res) for i in range(4)]
+        self._patch = [self._disc(self.patch_radius_m[i], max(self.map.resolution_m, 0.02)) for i in range(4)]
         rc, a = float(p["terrain.contact_radius_m"]), np.linspace(0.0, 2 * math.pi, 8, endpoint=False)
         self._rest = np.vstack([[0.0, 0.0], rc * np.c_[np.cos(a), np.sin(a)], 0.5 * rc * np.c_[np.cos(a), np.sin(a)]])
 
@@ -95,11 +98,13 @@ class Terrain:
         known = np.all(np.isfinite(h), axis=1)
         spread = np.full(len(cand), np.inf)
         spread[known] = h[known].max(axis=1) - h[known].min(axis=1)
+        j = self._cost + spread / max(self.max_step_m, 1e-9)
         ok = spread <= self.max_step_m
         if not ok.any():
-            return p.copy(), self.height(p)
-        j = np.where(ok, self._cost + spread / max(self.max_step_m, 1e-9), np.inf)
-        best = cand[int(np.argmin(j))]
+            if not known.any():
+                return p.copy(), self.height(p)
+            ok = known                   # no patch within max_step_m: the least uneven one
+        best = cand[int(np.argmin(np.where(ok, j, np.inf)))]
         return best.copy(), self.height(best)
 
     def extra_lift(self, p0, p1, offset_m: float, lift_m: float, samples: int = 16) -> float:
