@@ -142,12 +142,14 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
         on_tick(sim)
     cfg = track_config_from_args(a)
     t = time.perf_counter()
+    t_gait0 = sim.time
     arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet,
                           on_tick=on_tick if feed is not None or monitor is not None else None)
     beh = {"forward": "crawl_forward", "backward": "crawl_backward", "arc": "crawl_forward",
            "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
     em = eval_metrics(arr, beh)
     row = dict(mode=mode, seed=seed, fell=bool(summ["fell"]), fall_reason=summ.get("fall_reason", ""),
+               fall_time_s=float(summ["fall_time_s"]) - t_gait0 if summ["fell"] else None,
                wall_s=time.perf_counter() - t, gait_time_s=summ["gait_time_s"],
                feedback_log=[list(map(float, r)) for r in gen.feedback.log], terrain=getattr(a, "terrain", "map"),
                blind_reasons=sorted(set(blind)), max_lift_m=float(max(gen.lift)))

@@ -122,8 +122,8 @@ def run_generator(job: dict) -> dict:
     row = gen_crawl.run_trial(mode, a, seed, {}, noise_rad=float(job["init_noise_rad"]), monitor=hooks.on_tick)
     err = row.get("metric_error", "")
     r = {"gait": g, "scene": sc, "disturbance": dist, "seed": seed, "fell": bool(row["fell"]),
-         "fall_time_s": None, "ceiling_touches": hooks.ceiling_touches, "pushes": hooks.pushes, "error": err,
-         "speed": float("nan"), "drift_m": float("nan"), "sim_s": float(row["gait_time_s"])}
+         "fall_time_s": row["fall_time_s"], "ceiling_touches": hooks.ceiling_touches, "pushes": hooks.pushes,
+         "error": err, "speed": float("nan"), "drift_m": float("nan"), "sim_s": float(row["gait_time_s"])}
     if not err:
         if mode == "turn":
             r["speed"] = DIRECTION[g] * float(row["turn_per_cycle_deg"])
@@ -259,7 +259,7 @@ def write_report(out: Path, runs: list[dict], cells: list[dict], info: dict) -> 
                   f"| {c['falls']} | {c['ceiling_touch_runs']} |\n")
     md.append(f"\n## Failed runs ({len(fails)})\n\n")
     for r in fails:
-        why = f"fell at {r['fall_time_s']:.2f} s" if r["fell"] else (
+        why = (f"fell at {r['fall_time_s']:.2f} s" if r["fall_time_s"] is not None else "fell") if r["fell"] else (
             f"touched the ceiling ({r['ceiling_touches']} x 10 ms)" if r["ceiling_touches"] else r["error"])
         md.append(f"- {r['gait']} / {r['scene']} / {r['disturbance']} / seed {r['seed']}: {why}; replay: "
                   f"`{replay_command(r, info['cycles'], str(out))}`\n")

@@ -133,3 +133,12 @@ def test_a_generator_gait_runs_in_the_matrix_with_its_pushes_and_the_map():
 def test_speed_units():
     assert [rb.speed_unit(g) for g in ("crawl_forward", "turn_right", "gen_backward", "gen_turn_left")] == \
         ["m/gait", "deg/gait", "m/gait", "deg/gait"]
+
+
+def test_report_lists_a_fallen_run_with_or_without_its_fall_time(tmp_path):
+    base = {"gait": "gen_turn_left", "scene": "rubble", "disturbance": "none", "ceiling_touches": 0, "pushes": [],
+            "error": "", "speed": float("nan"), "drift_m": float("nan"), "sim_s": 6.0, "success": False, "fell": True}
+    runs = [dict(base, seed=0, fall_time_s=4.25), dict(base, seed=1, fall_time_s=None)]
+    info = {"command": "x", "commit": "y", "cycles": 1, "num_cpus": 1, "wall_s": 1.0}
+    md = rb.write_report(tmp_path, runs, rb.summarize(runs), info).read_text()
+    assert "seed 0: fell at 4.25 s" in md and "seed 1: fell;" in md
