@@ -83,14 +83,10 @@ def arc_radius(arr, cycle_s: float) -> float:
 
 
 def com_displacement_per_cycle(arr) -> float:
-    """Net CoM displacement per gait cycle (the robustness matrix's drift of a turn on the spot), m; NaN without
-    complete cycles."""
+    """:func:`metrics.com_displacement_per_cycle` of the runner's log arrays; NaN without complete cycles."""
     from . import metrics
     try:
-        lg = trial_log_of(arr)
-        cyc = metrics.cycles(lg)
-        x = metrics.com_xy_smoothed(lg)
-        return float(np.linalg.norm(x[cyc[-1].end] - x[cyc[0].start]) / len(cyc)) if cyc else math.nan
+        return metrics.com_displacement_per_cycle(trial_log_of(arr))
     except metrics.MetricError:
         return math.nan
 

@@ -113,6 +113,16 @@ class Cycle:
     end: int  # sample index of the cycle end (= start of the next cycle, or last sample of the last one)
 
 
+
+def com_displacement_per_cycle(log: TrialLog) -> float:
+    """Net smoothed-CoM displacement per gait cycle, first cycle start to last cycle end (m): the robustness
+    matrix's drift of a turn on the spot. Raises MetricError without cycles."""
+    cyc = cycles(log)
+    if not cyc:
+        raise MetricError("no gait cycle in the log")
+    x = com_xy_smoothed(log)
+    return float(np.linalg.norm(x[cyc[-1].end] - x[cyc[0].start]) / len(cyc))
+
 def cycles(log: TrialLog) -> list[Cycle]:
     """Gait cycles from ``cycle_index`` (see module doc). Raises if cycle indices are not non-decreasing."""
     ci = log.cycle_index

@@ -169,9 +169,7 @@ def run_one(job: dict) -> dict:
             r["drift_m"] = float(m["drift_per_gait_m"])
         else:
             r["speed"] = sign * float(m["turn_per_cycle_deg"])
-            cyc = metrics.cycles(log)
-            x = metrics.com_xy_smoothed(log)
-            r["drift_m"] = float(np.linalg.norm(x[cyc[-1].end] - x[cyc[0].start]) / len(cyc))
+            r["drift_m"] = metrics.com_displacement_per_cycle(log)
     r["success"] = not r["fell"] and r["ceiling_touches"] == 0 and not r["error"]
     r["wall_s"] = round(time.monotonic() - t0, 2)
     return r
