@@ -411,7 +411,7 @@ def generator_cycle(gen, cycle: int, time_scale: float = 1.0, dtheta_rad: float 
                     steer_rad: float = 0.0) -> List[dict]:
     """Steps of ``cycle`` of ``gen`` after the host's once-per-cycle feedback (``dtheta_rad`` turns the pattern,
     ``steer_rad`` the travel direction, from this cycle's first step on). Steps as :func:`cartesian_plan`."""
-    gen.observed = max(gen.observed, 4 * int(cycle) - 1)
+    gen.observed = max(gen.observed, gen.steps_per_cycle * int(cycle) - 1)
     if cycle > 0:
         gen.correct(dtheta_rad, steer_rad)
     steps = [st for st in gen.steps(time_scale) if st["cycle"] == cycle]

@@ -894,7 +894,7 @@ class GaitSequencer:
         speed)."""
         from .cartesian import pattern_heading_rad
         pose = np.asarray(pose, float).copy()
-        k = 4 * int(cycle)
+        k = gen.steps_per_cycle * int(cycle)
         if not (0 <= k < len(gen.ref)) or gen.ref[k] is None or gen.contacts[k] is None:
             return pose
         r, th = gen.ref[k]
@@ -959,10 +959,10 @@ class GaitSequencer:
         pos = getattr(support, "positions", None) if support is not None else None
         if pos is not None and lc > 0 and self.params["generator.max_resync_m"] > 0:
             g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(
-                4 * lc, pos, self.params["generator.max_resync_m"], self.params["generator.max_limb_error_m"])
+                g["gen"].steps_per_cycle * lc, pos, self.params["generator.max_resync_m"], self.params["generator.max_limb_error_m"])
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
-        g["gen"].observed = max(g["gen"].observed, 4 * lc - 1)     # the steps sent so far stay as sent
+        g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)     # the steps sent so far stay as sent
         self._use_map(g["gen"], support)
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
         steer = 0.0
@@ -983,7 +983,7 @@ class GaitSequencer:
                     lc = self._reverse(run, lc, support, want)
             cmd = self._limited(g["cmd"], want, run.goal)
             gen = g["gen"]
-            gen.observed = max(gen.observed, 4 * lc - 1)
+            gen.observed = max(gen.observed, gen.steps_per_cycle * lc - 1)
             try:
                 gen.set_command(cmd)
             except CommandError as e:
@@ -1025,7 +1025,7 @@ class GaitSequencer:
         if cmd.vx_m_per_s * goal.direction <= 0:
             return lc
         old = g["gen"]
-        k = 4 * lc
+        k = old.steps_per_cycle * lc
         if 0 <= k < len(old.contacts) and old.contacts[k] is not None and old.ref[k] is not None:
             c, heading = np.asarray(old.contacts[k], float), float(old.ref[k][1])
         else:     # (not expected at a cycle boundary) the last targets sent

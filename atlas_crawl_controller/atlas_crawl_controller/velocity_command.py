@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .gait_generator import CommandError, CommandLimits, CrawlCommand
+from .gait_generator import CommandError, CommandLimits, ContactSequence, CrawlCommand
 
 __all__ = ["validate_cmd_vel", "rate_limit", "crawl_to_command", "CrawlToTarget", "pose_errors", "cycle_time_s",
            "ZERO"]
@@ -32,8 +32,10 @@ def _wrap(a: float) -> float:
 
 
 def cycle_time_s(gen_params, time_scale: float = 1.0) -> float:
-    """Duration of one generator cycle (4 steps of shift + swing)."""
-    return 4.0 * (float(gen_params["t_shift_s"]) + float(gen_params["t_swing_s"])) * float(time_scale)
+    """Duration of one generator cycle (4 steps of shift + swing, 2 with ``pattern`` diagonal_pairs)."""
+    seq = ContactSequence(float(gen_params["t_shift_s"]), float(gen_params["t_swing_s"]),
+                          pattern=gen_params["pattern"])
+    return seq.cycle_s * float(time_scale)
 
 
 def validate_cmd_vel(linear, angular, params, gen_params) -> Tuple[Optional[CrawlCommand], str]:

@@ -32,12 +32,12 @@ def test_forward_every_limb_moves_one_stride_per_cycle():
     T = 4 * g.seq.step_s
     d = g.contacts[8][:, :2] - g.contacts[4][:, :2]          # second cycle: steady state
     assert np.allclose(d, [[0.035 * T, 0.0]] * 4, atol=1e-9)
-    assert g.seq.order == (0, 3, 1, 2)                       # LW, RK, RW, LK
+    assert g.seq.groups == ((0,), (3,), (1,), (2,))          # LW, RK, RW, LK
 
 
 def test_backward_reverses_order_and_moves_back():
     g = gen(CrawlCommand(-0.035, 0, 0), cycles=2)
-    assert g.seq.order == (2, 1, 3, 0)
+    assert g.seq.groups == ((2,), (1,), (3,), (0,))
     assert g.contacts[-1][:, 0].mean() < C0[:, 0].mean() - 0.2
 
 
@@ -46,10 +46,10 @@ def test_turn_on_the_spot_rotates_each_limb_about_the_reference():
     T = g.seq.step_s
     r0 = C0[:, :2].mean(axis=0)
     for k in range(g.n_steps):
-        li = g.seq.limb(k)
+        (li,) = g.seq.group(k)
         a = 0.1 * T * (k + 1)                                    # lands one step ahead of the reference
         R = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
-        assert np.allclose(g.goal[k][:2], r0 + R @ (C0[li, :2] - r0), atol=1e-9)
+        assert np.allclose(g.contacts[k + 1][li, :2], r0 + R @ (C0[li, :2] - r0), atol=1e-9)
     assert np.allclose(g.ref[-1][0], r0, atol=1e-12)
 
 
@@ -67,7 +67,7 @@ def test_samples_hold_three_contacts_and_swing_one():
 def test_com_target_respects_margin_before_every_lift():
     g = gen(CrawlCommand(0.035, 0, 0.05), cycles=2, margin_m=0.04)
     for k in range(g.n_steps):
-        li = g.seq.limb(k)
+        (li,) = g.seq.group(k)
         assert CoMPlan.margin(g.com_to[k], g.contacts[k], li) >= 0.04 - 1e-6
     cp = CoMPlan(0.04)
     li = 0
@@ -162,9 +162,9 @@ def test_blend_commands_displace_pattern_by_command(vx, vy, wz):
     assert math.isclose(g.ref[4][1], th, abs_tol=1e-12)
     for k in range(4):                                            # limb of step k lands at ref(k + 1)
         r1, th1 = g.ref[k + 1]
-        li = g.seq.limb(k)
+        (li,) = g.seq.group(k)
         Rm = np.array([[math.cos(th1), -math.sin(th1)], [math.sin(th1), math.cos(th1)]])
-        assert np.allclose(g.goal[k][:2], r1 + Rm @ g.placement.rel[li], atol=1e-9)
+        assert np.allclose(g.contacts[k + 1][li, :2], r1 + Rm @ g.placement.rel[li], atol=1e-9)
     assert all(g.sample(t).stance.sum() >= 3 for t in np.linspace(0, g.duration_s, 23))
 
 

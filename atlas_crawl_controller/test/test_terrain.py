@@ -43,7 +43,7 @@ def test_flat_map_changes_nothing_but_carries_no_tilt():
     assert why == ""
     for k in range(g.n_steps + 1):
         assert np.allclose(g.contacts[k], blind.contacts[k], atol=1e-12)
-    assert g.lift == blind.lift
+    assert np.array_equal(g.lift, blind.lift)
     assert np.allclose(g.sample(3.0).extra["tilt_R"], np.eye(3))
 
 
@@ -116,7 +116,7 @@ def test_missing_or_stale_map_is_blind_with_a_reason(hm, now, needle):
 
 def test_disabled_terrain_is_blind():
     g, why = gen(grid_map(step_up(0.7)), enabled=False)
-    assert "terrain.enabled is false" in why and g.lift[0] == pytest.approx(0.08)
+    assert "terrain.enabled is false" in why and g.lift[0][0] == pytest.approx(0.08)
 
 
 def test_a_map_going_stale_keeps_the_placed_heights_and_plans_blind_after():

@@ -123,7 +123,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     feed = HeightMapFeed(sim) if getattr(a, "terrain", "map") == "map" else None
     blind = []
 
-    period_s = 4 * gen.seq.step_s
+    period_s = gen.seq.cycle_s
 
     def on_tick(s):
         if feed is not None:
@@ -133,7 +133,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
                 if why:
                     blind.append(why)
         if monitor is not None:
-            monitor(s, max(gen.observed, 0) // 4, period_s)
+            monitor(s, max(gen.observed, 0) // gen.steps_per_cycle, period_s)
     if feed is not None:
         on_tick(sim)
     cfg = track_config_from_args(a)
@@ -148,7 +148,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
                fall_time_s=float(summ["fall_time_s"]) - t_gait0 if summ["fell"] else None,
                wall_s=time.perf_counter() - t, gait_time_s=summ["gait_time_s"],
                feedback_log=[list(map(float, r)) for r in gen.feedback.log], terrain=getattr(a, "terrain", "map"),
-               blind_reasons=sorted(set(blind)), max_lift_m=float(max(gen.lift)))
+               blind_reasons=sorted(set(blind)), max_lift_m=float(np.max(gen.lift)))
     row.update({k: em.get(k, math.nan) for k in ("velocity_m_s", "drift_per_gait_m", "turn_per_gait_deg",
                                                    "distance_per_gait_m", "progress_per_gait_m",
                                                    "time_per_circle_extrapolated_s", "radius_m", "turn_per_cycle_deg")})
@@ -157,7 +157,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
         row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
     if mode == "arc":
         row["radius_target_m"] = abs(float(radius_m))
-        row["arc_radius_m"] = arc_radius(arr, 4 * gen.seq.step_s)
+        row["arc_radius_m"] = arc_radius(arr, gen.seq.cycle_s)
         row["arc_radius_error_pct"] = 100.0 * (row["arc_radius_m"] / abs(float(radius_m)) - 1.0)
     row["time_per_circle_s"] = row["time_per_circle_extrapolated_s"]
     if "error" in em:

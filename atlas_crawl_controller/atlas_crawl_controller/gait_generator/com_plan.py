@@ -1,9 +1,14 @@
-r"""Support-margin rule (thesis §4.3, Fig. 4.23): before every lift the CoM moves into the tripod that remains.
+r"""Support-margin rule (thesis §4.3, Fig. 4.23): before every lift the CoM moves into the support that remains.
 
-The CoM target of a step is the first point on the segment from the four-contact centroid towards the tripod's
-max-margin point whose static margin reaches ``margin_m`` (:func:`atlas_crawl_kinematics.cartesian_gait.margin_point`).
-The lift gate: a limb may lift only when the measured CoM has at least ``gate_margin_m`` in the measured tripod
-(the tracker's :class:`~atlas_crawl_controller.tracking.com_gate.CoMGate` holds the plan clock until it does)."""
+One limb lifting: the CoM target of a step is the first point on the segment from the four-contact centroid towards
+the tripod's max-margin point whose static margin reaches ``margin_m``
+(:func:`atlas_crawl_kinematics.cartesian_gait.margin_point`). The lift gate: a limb may lift only when the measured
+CoM has at least ``gate_margin_m`` in the measured tripod (the tracker's
+:class:`~atlas_crawl_controller.tracking.com_gate.CoMGate` holds the plan clock until it does).
+
+Two limbs lifting (a diagonal pair): the remaining support is the segment between the other two contacts, which has
+no static margin. The target is the point of that segment nearest the four-contact centroid, so the body rides on
+the support diagonal (a dynamic crawl: it relies on a short swing, as the key-frame diagonal gait does)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,17 +19,31 @@ from atlas_crawl_kinematics.support import stability_margin, support_polygon
 __all__ = ["CoMPlan"]
 
 
+def _lifting(lifting) -> set:
+    return {int(lifting)} if np.ndim(lifting) == 0 else {int(i) for i in lifting}
+
+
 class CoMPlan:
     def __init__(self, margin_m: float = 0.04):
         if not (np.isfinite(margin_m) and margin_m >= 0):
             raise ValueError("margin_m must be finite and >= 0")
         self.margin_m = float(margin_m)
 
-    def target(self, contacts, lifting: int) -> np.ndarray:
-        """CoM target (x, y) before ``lifting`` lifts, contacts (4, 3) or (4, 2)."""
+    def target(self, contacts, lifting) -> np.ndarray:
+        """CoM target (x, y) before ``lifting`` (a limb index or a sequence of them) lifts, contacts (4, 3) or
+        (4, 2)."""
         c = np.asarray(contacts, float)[:, :2]
-        tri = [j for j in range(4) if j != lifting]
-        return margin_point(c.mean(axis=0), c[tri], self.margin_m)
+        up = _lifting(lifting)
+        keep = [j for j in range(4) if j not in up]
+        centroid = c.mean(axis=0)
+        if len(keep) >= 3:
+            return margin_point(centroid, c[keep], self.margin_m)
+        if len(keep) == 2:
+            a, b = c[keep]
+            d = b - a
+            s = float(np.clip((centroid - a) @ d / max(d @ d, 1e-12), 0.0, 1.0))
+            return a + s * d
+        raise ValueError(f"lifting {sorted(up)} leaves fewer than two contacts")
 
     @staticmethod
     def margin(com_xy, contacts, lifting: int) -> float:

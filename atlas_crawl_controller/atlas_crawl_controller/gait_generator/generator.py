@@ -2,10 +2,10 @@ r"""The closed-loop crawl gait generator: the plan object the crawl tracker samp
 ``duration_s``, ``trajectory(dt)``, ``cycles``), re-planned at the start of every step from the measured pelvis
 pose by :meth:`CrawlGaitGenerator.observe` (issue 12 §1; thesis §4.1.3 static crawl, §4.3 margin rule).
 
-Per step ``k`` (limb ``i`` = :class:`.ContactSequence` order): shift the CoM from its last target to the margin
-point of the tripod without ``i`` (:class:`.CoMPlan`), then swing ``i`` on the lifted arc
-(:func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc`) to its landing point (:class:`.FootPlacement`), the others
-held. At the start of each step, :class:`.PlacementFeedback` turns the measured heading / lateral errors into
+Per step ``k`` (limbs ``G`` = :meth:`.ContactSequence.group`: one limb, or a diagonal pair with ``pattern``
+``diagonal_pairs``): shift the CoM from its last target to the margin point of the support without ``G``
+(:class:`.CoMPlan`), then swing ``G`` on the lifted arc (:func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc`) to
+their landing points (:class:`.FootPlacement`), the others held. At the start of each step, :class:`.PlacementFeedback` turns the measured heading / lateral errors into
 increments of the pattern reference :math:`(r_k, \theta_k)`, and steps ``k..`` are planned again from the contacts
 as they stand (the limbs already placed are not moved). Future steps are the nominal prediction (the tracker's lift
 lookahead samples them).
@@ -82,7 +82,8 @@ class CrawlGaitGenerator:
             raise CommandError(f"cycles must be >= 1, got {cycles}")
         self.limits = CommandLimits(p["limits.vx_m_per_s"], p["limits.vy_m_per_s"], p["limits.wz_rad_per_s"])
         self.cycles = int(cycles)
-        self.seq = ContactSequence(p["t_shift_s"], p["t_swing_s"], p["t_start_s"], backward=command.vx_m_per_s < 0)
+        self.seq = ContactSequence(p["t_shift_s"], p["t_swing_s"], p["t_start_s"], backward=command.vx_m_per_s < 0,
+                                   pattern=p["pattern"])
         self._check(command)
         self.cmd = command
         self.placement = FootPlacement(c0, heading0_rad)
@@ -91,8 +92,9 @@ class CrawlGaitGenerator:
                                           p["feedback.max_steer_rad"], p["feedback.position_gain"],
                                           p["feedback.max_heading_step_rad"], p["feedback.max_position_step_m"],
                                           p["feedback.max_total_position_m"],
-                                          window_s=p["feedback.window_cycles"] * 4 * self.seq.step_s)
-        self.n_steps = 4 * self.cycles
+                                          window_s=p["feedback.window_cycles"] * self.seq.cycle_s)
+        self.steps_per_cycle = self.seq.steps_per_cycle
+        self.n_steps = self.steps_per_cycle * self.cycles
         self.duration_s = self.seq.step_start_s(self.n_steps)
         T = self.seq.step_s
         # state at step boundaries k = 0..n: contacts before step k, CoM target, reference (r, θ)
@@ -102,9 +104,8 @@ class CrawlGaitGenerator:
         self.contacts[0] = c0.copy()
         self.com[0] = com0.copy()
         self.ref[0] = (self.placement.r0.copy(), float(heading0_rad))
-        self.goal = [None] * self.n_steps
         self.com_to = [None] * self.n_steps
-        self.lift = [0.0] * self.n_steps                  # swing apex per step (terrain clearance included)
+        self.lift = [np.zeros(4)] * self.n_steps          # (4,) swing apex per step (terrain clearance included)
         self.ground_n = [None] * (self.n_steps + 1)       # ground normal under the contacts at step boundaries
         self.terrain: Terrain | None = None
         self.terrain_reason = "blind: no height map"
@@ -118,7 +119,7 @@ class CrawlGaitGenerator:
     # ------------------------------------------------------------------------------------------------ command
     def _check(self, cmd: CrawlCommand) -> None:
         cmd.validated(self.limits)
-        Tc = 4 * self.seq.step_s
+        Tc = self.seq.cycle_s
         stride = math.hypot(cmd.vx_m_per_s, cmd.vy_m_per_s) * Tc
         if stride > self.p["max_stride_m"] + 1e-12:
             raise CommandError(f"command needs a stride of {stride:.3f} m per {Tc:.2f} s cycle, beyond max_stride_m "
@@ -212,21 +213,23 @@ class CrawlGaitGenerator:
         touchdown; dicts with name, cycle, targets (4, 3), stance (4,), duration_s."""
         out = []
         p = self.p
+        spc = self.steps_per_cycle
         for k in range(self.n_steps):
-            li = self.seq.limb(k)
-            name = LIMB_NAMES[li]
-            tri = np.ones(4, bool)
-            tri[li] = False
+            grp = self.seq.group(k)
+            name = "_".join(LIMB_NAMES[i] for i in grp)
+            sup = np.ones(4, bool)
+            sup[list(grp)] = False
             cb = self.contacts[k]
             apex = cb.copy()
-            apex[li] = swing_arc(cb[li], self.goal[k], self.lift[k], 0.5)
+            for li in grp:
+                apex[li] = swing_arc(cb[li], self.contacts[k + 1][li], self.lift[k][li], 0.5)
             dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
-            out.append(dict(name=f"shift_{name}", cycle=k // 4, targets=cb.copy(), stance=tri.copy(),
+            out.append(dict(name=f"shift_{name}", cycle=k // spc, targets=cb.copy(), stance=sup.copy(),
                             duration_s=dur0 * time_scale))
-            out.append(dict(name=f"swing_{name}_apex", cycle=k // 4, targets=apex, stance=tri.copy(),
+            out.append(dict(name=f"swing_{name}_apex", cycle=k // spc, targets=apex, stance=sup.copy(),
                             duration_s=0.5 * p["t_swing_s"] * time_scale))
-            out.append(dict(name=f"swing_{name}", cycle=k // 4, targets=self.contacts[k + 1].copy(),
-                            stance=tri.copy(), duration_s=0.5 * p["t_swing_s"] * time_scale))
+            out.append(dict(name=f"swing_{name}", cycle=k // spc, targets=self.contacts[k + 1].copy(),
+                            stance=sup.copy(), duration_s=0.5 * p["t_swing_s"] * time_scale))
         return out
 
     # ------------------------------------------------------------------------------------------------ planning
@@ -238,24 +241,27 @@ class CrawlGaitGenerator:
         off = self.feedback.phi - self.feedback.dtheta
         ter, horizon = self.terrain, k0 + self.p["terrain.horizon_steps"]
         for k in range(k0, self.n_steps):
-            li = self.seq.limb(k)
-            self.com_to[k] = self.com_plan.target(contacts, li)
+            grp = self.seq.group(k)
+            self.com_to[k] = self.com_plan.target(contacts, grp)
             r1, th1 = self.placement.advance(r, th + off, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
             th1 -= off
-            g = contacts[li].copy()
-            g[:2] = self.placement.land(li, r1, th1)
-            lift = self.p["lift_hand_m"] if li < 2 else self.p["lift_knee_m"]
-            on_map = ter is not None and k < horizon and math.isfinite(self.z_off[li])
-            if on_map:
-                xy, zg = ter.foothold(g[:2], li, self._travel_heading(th1, off))
-                if math.isfinite(zg):
-                    g[:2], g[2] = xy, zg + self.z_off[li]
-                lift += ter.extra_lift(contacts[li], g, self.z_off[li], lift)
-            self.lift[k] = lift
-            self.goal[k] = g
-            contacts = contacts.copy()
-            contacts[li] = g
-            n = ter.normal(contacts[:, :2]) if on_map else None
+            before, contacts = contacts, contacts.copy()
+            lifts = np.zeros(4)
+            on_map = ter is not None and k < horizon
+            for li in grp:
+                g = before[li].copy()
+                g[:2] = self.placement.land(li, r1, th1)
+                lift = self.p["lift_hand_m"] if li < 2 else self.p["lift_knee_m"]
+                if on_map and math.isfinite(self.z_off[li]):
+                    xy, zg = ter.foothold(g[:2], li, self._travel_heading(th1, off))
+                    if math.isfinite(zg):
+                        g[:2], g[2] = xy, zg + self.z_off[li]
+                    lift += ter.extra_lift(before[li], g, self.z_off[li], lift)
+                lifts[li] = lift
+                contacts[li] = g
+            self.lift[k] = lifts
+            known = on_map and all(math.isfinite(self.z_off[li]) for li in grp)
+            n = ter.normal(contacts[:, :2]) if known else None
             self.ground_n[k + 1] = self.ground_n[k] if n is None else n
             r, th = r1, th1
             self.ref[k + 1] = (r, th)
@@ -310,25 +316,27 @@ class CrawlGaitGenerator:
             r, th = self.ref[self.n_steps]
             return GaitSample(t, self.contacts[-1].copy(), np.ones(4, bool), self.com[-1].copy(), r.copy(), th,
                               -1, -1, -1, "end", self._tilt(self.n_steps, 0.0))
-        li = self.seq.limb(k)
+        grp = self.seq.group(k)
         ts = t - self.seq.step_start_s(k)
         cb = self.contacts[k]
         targets = cb.copy()
         stance = np.ones(4, bool)
-        cyc, ph = k // 4, 2 * (k % 4)
+        spc = self.steps_per_cycle
+        cyc, ph = k // spc, 2 * (k % spc)
         if ts < self.p["t_shift_s"]:
             tau = ts / self.p["t_shift_s"]
             com = self.com[k] + (self.com_to[k] - self.com[k]) * float(min_jerk(tau))
             kind, swing, tau_s = "shift", -1, 0.0
         else:
             tau = (ts - self.p["t_shift_s"]) / self.p["t_swing_s"]
-            targets[li] = swing_arc(cb[li], self.goal[k], self.lift[k], tau)
-            stance[li] = False
+            for li in grp:
+                targets[li] = swing_arc(cb[li], self.contacts[k + 1][li], self.lift[k][li], tau)
+            stance[list(grp)] = False
             com = self.com_to[k].copy()
-            kind, swing, tau_s, ph = "swing", li, tau, ph + 1
+            kind, swing, tau_s, ph = "swing", grp[0], tau, ph + 1
         r = self.ref[k][0] + tau_s * (self.ref[k + 1][0] - self.ref[k][0])
         return GaitSample(t, targets, stance, com, r, self._heading(k, tau_s), cyc, ph, swing,
-                          f"{kind}_{LIMB_NAMES[li]}", self._tilt(k, ts / self.seq.step_s))
+                          f"{kind}_{'_'.join(LIMB_NAMES[i] for i in grp)}", self._tilt(k, ts / self.seq.step_s))
 
     def _tilt(self, k: int, frac: float) -> dict:
         """``{"tilt_R": R}``: the rotation from the ground normal at the first map to the one under the contacts,
