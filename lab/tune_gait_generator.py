@@ -3,11 +3,16 @@
     python lab/tune_gait_generator.py --trials 20 --out /tmp/tune_gen
     python lab/tune_gait_generator.py --trials 30 --modes forward --seeds 2 \
         --fixed t_shift_s=0.2 t_swing_s=0.15 max_stride_m=0.6 limits.vx_m_per_s=0.4 --vx 0.25
+    python lab/tune_gait_generator.py --trials 40 --modes backward --seeds 2 --speed-target 0.3 --cycles 6 \
+        --fixed pattern=diagonal_pairs --ranges t_shift_s=0.05:0.2 t_swing_s=0.2:0.45 vx=0.2:0.6 \
+        lift_hand_m=0.03:0.1 lift_knee_m=0.05:0.2
 
 Objective per trial (fresh sim each, the ``--modes``, ``--seeds`` trials each: seed 0 from the nominal stance, seed
 k > 0 with the runner's 0.01 rad start noise, ``--cycles`` cycles):
 ``mean over runs of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall), i.e. the straight-crawl
-targets normalised. ``--fixed`` generator parameters are held (e.g. a faster timing). Prints the best parameters as
+targets normalised. ``--fixed`` generator parameters are held (e.g. a faster timing); ``--speed-target`` adds the
+timing and the command to the search and 20 x the relative speed shortfall to the cost; ``--ranges`` adds or
+replaces searched ranges. Prints the best parameters as
 ``--set`` arguments of ``python -m atlas_crawl_eval.gen_crawl``.
 """
 from __future__ import annotations
@@ -22,20 +27,23 @@ import optuna
 from atlas_crawl_eval import gen_crawl
 
 
-def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0):
+FEEDBACK_RANGES = {"feedback.heading_gain": (0.0, 0.6), "feedback.max_heading_step_rad": (0.002, 0.05),
+                   "feedback.lateral_gain_rad_per_m": (0.0, 5.0), "feedback.max_steer_rad": (0.0, 0.3)}
+SPEED_RANGES = {"t_shift_s": (0.15, 0.5), "t_swing_s": (0.15, 0.4), "vx": (0.05, 0.35)}
+
+
+def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0, ranges=None):
+    """``ranges`` {name: (lo, hi)}: searched parameters added to / replacing the defaults ("vx" is the command)."""
     fixed = dict(fixed or {})
+    space = {**FEEDBACK_RANGES, **(SPEED_RANGES if speed_target > 0 else {}), **(ranges or {})}
 
     def objective(trial):
-        params = {"feedback.heading_gain": trial.suggest_float("feedback.heading_gain", 0.0, 0.6),
-                  "feedback.max_heading_step_rad": trial.suggest_float("feedback.max_heading_step_rad", 0.002, 0.05),
-                  "feedback.lateral_gain_rad_per_m": trial.suggest_float("feedback.lateral_gain_rad_per_m", 0.0, 5.0),
-                  "feedback.max_steer_rad": trial.suggest_float("feedback.max_steer_rad", 0.0, 0.3)}
+        params = {k: trial.suggest_float(k, lo, hi) for k, (lo, hi) in space.items() if k not in fixed}
         ns = argparse.Namespace(**vars(a))
+        if "vx" in params:
+            ns.vx = params.pop("vx")
         if speed_target > 0:      # the timing and the commanded speed are tuned too
-            params.update({"t_shift_s": trial.suggest_float("t_shift_s", 0.15, 0.5),
-                           "t_swing_s": trial.suggest_float("t_swing_s", 0.15, 0.4),
-                           "max_stride_m": 1.0, "limits.vx_m_per_s": 0.6})
-            ns.vx = trial.suggest_float("vx", 0.05, 0.35)
+            params.update({"max_stride_m": 1.0, "limits.vx_m_per_s": 1.0})
         params.update(fixed)
         cost, n = 0.0, 0
         for mode in modes:
@@ -67,6 +75,8 @@ def main():
                          "shortfall below this speed added to the cost")
     ap.add_argument("--fixed", nargs="*", default=[], metavar="NAME=VALUE",
                     help="generator parameters held fixed (config/gait_generator_parameters.yaml)")
+    ap.add_argument("--ranges", nargs="*", default=[], metavar="NAME=LO:HI",
+                    help="searched ranges added to or replacing the defaults (a generator parameter, or vx)")
     gen_crawl_args = ["--cycles", "10"]
     a, rest = ap.parse_known_args()
     # the runner's own defaults (tracker configuration, command) + any of its flags after ours
@@ -86,7 +96,13 @@ def main():
     for kv in a.fixed:
         k, v = kv.split("=", 1)
         fixed[k] = pset.check(k, type(pset.defaults()[k])(v))
-    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target), n_trials=a.trials)
+    ranges = {}
+    for kv in a.ranges:
+        k, v = kv.split("=", 1)
+        lo, hi = (float(x) for x in v.split(":"))
+        ranges[k] = (lo, hi)
+    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target, ranges),
+                   n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     best = study.best_trial

@@ -66,7 +66,8 @@ class SegmentPlan:
     :math:`c(t) = c_0 + s(t/T)(c_1 - c_0)` from ``com0_xy`` (the previous segment's end, or the measured CoM) to the
     planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
     centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
-    ``com_margin_m`` (:func:`margin_point`). With fewer than 3 stance contacts the CoM plan stays at ``com0_xy``."""
+    ``com_margin_m`` (:func:`margin_point`). With two stance contacts (a diagonal pair of the dynamic crawl) the
+    plan ends at the point of their segment nearest that centroid (:class:`~.gait_generator.CoMPlan`'s rule)."""
 
     def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04):
         self.p0 = np.asarray(p0, float).reshape(4, 3)
@@ -81,6 +82,10 @@ class SegmentPlan:
         if self.c0 is not None and self.stance.sum() >= 3:
             from atlas_crawl_kinematics.com_modulation import fast_margin_point
             self.c1 = fast_margin_point(self.p1[:, :2].mean(axis=0), self.p1[self.stance, :2], com_margin_m)
+        elif self.c0 is not None and self.stance.sum() == 2:
+            from .gait_generator.com_plan import nearest_on_segment
+            a, b = self.p1[self.stance, :2]
+            self.c1 = nearest_on_segment(self.p1[:, :2].mean(axis=0), a, b)
         self._dp = self.p1 - self.p0
 
     def _s(self, t: float) -> float:
@@ -215,16 +220,18 @@ class CartesianLaw:
 
     def check(self, targets, stance, pose7=None) -> Optional[str]:
         """None if the reference can be tracked, else the reason: at least 3 stance contacts whose targets span a
-        support polygon (no three collinear within 2 cm), no target deeper than ``MAX_BELOW_GROUND_M`` under the
+        support polygon (no three collinear within 2 cm), or a diagonal pair (LW+RK, RW+LK: the swing of the dynamic
+        diagonal-pair crawl, which has no support polygon and relies on a short swing), no target deeper than ``MAX_BELOW_GROUND_M`` under the
         ground, every target within its limb's reach (chain length) + ``BASE_TRAVEL_M`` of the measured pelvis
         (``pose7``) and every pair of targets within the sum of their reaches."""
         from atlas_crawl_kinematics.support import support_polygon
         tg = np.asarray(targets, float).reshape(4, 3)
         st = np.asarray(stance, bool).reshape(4)
         names = ("LW", "RW", "LK", "RK")
-        if st.sum() < 3:
-            return (f"stance {[n for n, s in zip(names, st) if s]} cannot hold the robot: a static Cartesian "
-                    "reference needs at least 3 stance contacts")
+        diagonal = st.sum() == 2 and (st[0] and st[3] or st[1] and st[2])
+        if st.sum() < 3 and not diagonal:
+            return (f"stance {[n for n, s in zip(names, st) if s]} cannot hold the robot: a Cartesian reference "
+                    "needs at least 3 stance contacts, or a diagonal pair (LW+RK or RW+LK) in the dynamic crawl")
         low = np.flatnonzero(tg[:, 2] < -self.MAX_BELOW_GROUND_M)
         if low.size:
             return (f"target of {names[low[0]]} at z = {tg[low[0], 2]:.3f} m is more than "
@@ -244,6 +251,8 @@ class CartesianLaw:
                     i = int(far[0])
                     return (f"target of {names[i]} is {d[i]:.3g} m from the pelvis, outside its reachable workspace "
                             f"({self.reach_m[i]:.2f} m chain + {self.BASE_TRAVEL_M} m base travel)")
+        if diagonal:
+            return None
         poly = support_polygon(tg[st, :2])
         if len(poly) < 3 or _min_height(tg[st, :2]) < 0.02:
             return "stance targets are (nearly) collinear: no support polygon to hold the robot"

@@ -229,3 +229,41 @@ def test_the_start_hold_keeps_the_com_where_it_is():
     s = g.seq.t_start_s
     assert np.allclose(g.sample(s + 1e-9).com_xy, COM0, atol=1e-6)             # the shift starts there ...
     assert np.allclose(g.sample(s + g.p["t_shift_s"] - 1e-9).com_xy, g.com_to[0], atol=1e-6)   # ... and ends here
+
+
+PAIRS = dict(pattern="diagonal_pairs", t_shift_s=0.05, t_swing_s=0.25, max_stride_m=1.0, **{"limits.vx_m_per_s": 1.0})
+
+
+def test_diagonal_pairs_sequence_and_timing():
+    fwd = ContactSequence(0.05, 0.25, pattern="diagonal_pairs")
+    assert fwd.groups == ((0, 3), (1, 2)) and fwd.steps_per_cycle == 2        # LW+RK, then RW+LK
+    assert fwd.cycle_s == pytest.approx(0.6)
+    assert ContactSequence(0.05, 0.25, backward=True, pattern="diagonal_pairs").groups == ((1, 2), (0, 3))
+    with pytest.raises(ValueError, match="pattern"):
+        ContactSequence(0.05, 0.25, pattern="trot")
+    with pytest.raises(Exception, match="pattern"):
+        gen(CrawlCommand(0.3, 0, 0), pattern="gallop")                      # the YAML's one_of check
+
+
+def test_diagonal_pairs_every_limb_moves_one_stride_per_cycle():
+    g = gen(CrawlCommand(0.7, 0, 0), cycles=3, **PAIRS)
+    assert g.n_steps == 6
+    d = g.contacts[4][:, :2] - g.contacts[2][:, :2]          # second cycle: steady state
+    assert np.allclose(d, [[0.7 * g.seq.cycle_s, 0.0]] * 4, atol=1e-9)
+
+
+def test_diagonal_pair_samples_swing_the_pair_and_ride_the_support_diagonal():
+    g = gen(CrawlCommand(0.7, 0, 0.2), cycles=2, **PAIRS)
+    for t in np.linspace(0, g.duration_s, 211):
+        s = g.sample(float(t))
+        k = g.seq.step_at(float(t))
+        assert s.stance.sum() in (2, 4)
+        if s.stance.sum() == 2:
+            assert set(np.flatnonzero(~s.stance)) == set(g.seq.group(k))
+            assert np.allclose(s.targets[s.stance], g.contacts[k][s.stance])      # the support diagonal is held
+            a, b = g.contacts[k][s.stance, :2]
+            d = b - a
+            e = s.com_xy - a
+            assert abs(d[0] * e[1] - d[1] * e[0]) / np.linalg.norm(d) < 1e-9       # CoM target on that diagonal
+    names = [st["name"] for st in g.steps()]
+    assert names[:3] == ["shift_LW_RK", "swing_LW_RK_apex", "swing_LW_RK"] and len(names) == 3 * g.n_steps

@@ -250,8 +250,12 @@ def test_cartesian_reference_outside_the_workspace_or_without_support_is_rejecte
     far[0, 0] += 3.0
     assert not b.set_reference(2, 22, [], [], 1.0, far.reshape(-1), [False, True, True, True], True)
     assert "LW" in b.rejected_reason and "reachable" in b.rejected_reason, b.rejected_reason
-    assert not b.set_reference(2, 23, [], [], 1.0, tg.reshape(-1), [True, False, False, True], True)
+    assert not b.set_reference(2, 23, [], [], 1.0, tg.reshape(-1), [True, True, False, False], True)
     assert "cannot hold the robot" in b.rejected_reason and "at least 3" in b.rejected_reason, b.rejected_reason
+    assert "diagonal pair" in b.rejected_reason, b.rejected_reason
+    # a diagonal pair is the dynamic crawl's swing support: accepted
+    assert b.core._law.check(tg, [True, False, False, True], pose) is None
+    assert b.core._law.check(tg, [False, True, True, False], pose) is None
     line = tg.copy()
     line[:, 1] = 0.0
     assert not b.set_reference(2, 24, [], [], 1.0, line.reshape(-1), [True] * 4, True)

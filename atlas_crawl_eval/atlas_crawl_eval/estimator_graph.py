@@ -27,6 +27,7 @@ import numpy as np
 
 from . import params as params_mod
 from .graph_trial import behaviour_of, compute_metrics, phase_time_s, run_graph_trial, trial_log_from_recording
+from .metrics import MetricError
 
 KEYS = {"crawl": ("velocity_m_s", "distance_per_gait_m", "drift_per_gait_m", "turn_per_gait_deg"),
         "turn": ("turn_per_cycle_deg", "time_per_circle_s", "radius_m", "drift_per_circle_m")}
@@ -77,7 +78,10 @@ def run_one(kind: str, goal_text: str, pose_source: str, timeout_s: float = 900.
         if out.recording is not None and out.status not in ("unavailable", "timeout", "rejected"):
             behaviour = behaviour_of(kind, goal)
             log, _notes = trial_log_from_recording(out.recording)
-            res["metrics"] = compute_metrics(log, behaviour, prm["heading_source"])
+            try:
+                res["metrics"] = compute_metrics(log, behaviour, prm["heading_source"])
+            except MetricError as e:      # e.g. a fall before the first full cycle: reported, not a crash
+                res["reason"] = f"{res['reason']}; no metrics: {e}" if res["reason"] else f"no metrics: {e}"
             res["phase_time_s"] = phase_time_s(out.recording)
             from .metrics import smooth
             xy = smooth(log.pelvis_pos_m[:, :2])        # thesis §4.1.3 smoothing, as estimator_eval

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, parameter_set
+from atlas_crawl_controller.gait_generator import CrawlCommand, CrawlGaitGenerator, diagonal_params, parameter_set
+from atlas_crawl_controller.parameters import ParameterError
 from atlas_crawl_mujoco.height_map import HeightMapFeed
 from atlas_crawl_mujoco.sim import AtlasSim
 
@@ -167,6 +168,19 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     return row
 
 
+def gait_params(mode: str, a, params: dict):
+    """(generator overrides, args with ``vx`` set) of ``mode`` for ``--gait``: the diagonal crawl's
+    ``diagonal_pairs.*`` values (backward: ``diagonal_pairs.backward.*``) under the ``--set`` ones; ``--vx`` unset:
+    the gait's crawl_speed_m_per_s."""
+    pm = dict(params)
+    if getattr(a, "gait", "static") == "diagonal":
+        pm = {**diagonal_params(parameter_set().values(params), mode == "backward"), **params}
+    am = argparse.Namespace(**vars(a))
+    if am.vx is None:
+        am.vx = parameter_set().values(pm)["crawl_speed_m_per_s"]
+    return pm, am
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", nargs="+", default=["forward", "backward", "turn"],
@@ -177,7 +191,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--trials", type=int, default=1,
                     help="trial 0 from the exact nominal stance, trial k > 0 with --noise-rad start noise (seed + k)")
     ap.add_argument("--noise-rad", type=float, default=0.01, help="start noise of trials k > 0 (rad, uniform)")
-    ap.add_argument("--vx", type=float, default=0.035, help="m/s, |vx| of forward/backward")
+    ap.add_argument("--vx", type=float, default=None,
+                    help="m/s, |vx| of forward/backward (default: the generator's crawl_speed_m_per_s, of the gait)")
+    ap.add_argument("--gait", default="static", choices=["static", "diagonal"],
+                    help="static: one limb at a time (the YAML's values); diagonal: the dynamic diagonal-pair crawl "
+                         "(pattern diagonal_pairs with the YAML's diagonal_pairs.* values, as Crawl GAIT_DIAGONAL)")
     ap.add_argument("--wz", type=float, default=0.1, help="rad/s of the turn on the spot")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="gait generator parameters (config/gait_generator_parameters.yaml)")
@@ -199,18 +217,22 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     params = {}
     pset = parameter_set()
-    for kv in a.set:
-        k, v = kv.split("=", 1)
-        params[k] = pset.check(k, yaml.safe_load(v))      # YAML scalars: 0.1, 3, false
+    try:
+        for kv in a.set:
+            k, v = kv.split("=", 1)
+            params[k] = pset.check(k, yaml.safe_load(v))      # YAML scalars: 0.1, 3, false
+    except (ValueError, KeyError, ParameterError) as e:
+        ap.error(f"--set: {e}")
     if a.no_feedback:
         params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain_rad_per_m": 0.0, "feedback.position_gain": 0.0})
     if any(r == 0 or not math.isfinite(r) for r in a.radius_m):
         ap.error("--radius-m: radii must be finite and non-zero")
     rows = []
     for mode in a.modes:
+        pm, am = gait_params(mode, a, params)
         for radius in (a.radius_m if mode == "arc" else [math.inf]):
             for i in range(a.trials):
-                r = run_trial(mode, a, a.seed + i, params, noise_rad=a.noise_rad if i > 0 else 0.0, radius_m=radius)
+                r = run_trial(mode, am, a.seed + i, pm, noise_rad=a.noise_rad if i > 0 else 0.0, radius_m=radius)
                 rows.append(r)
                 arc = (f" arc radius {r['arc_radius_m']:.3f} m for {r['radius_target_m']:.2f} m "
                        f"({r['arc_radius_error_pct']:+.1f} %)," if mode == "arc" else "")

@@ -38,12 +38,16 @@ import numpy as np
 GAITS = ("crawl_forward", "crawl_forward_fast", "crawl_backward", "turn_left", "turn_right", "gen_forward",
          "gen_backward", "gen_turn_left")
 #: generator gait -> gen_crawl mode
-GEN_MODES = {"gen_forward": "forward", "gen_backward": "backward", "gen_turn_left": "turn"}
+#: gait-generator gaits: name -> (gen_crawl mode, --gait)
+GEN_MODES = {"gen_forward": ("forward", "static"), "gen_backward": ("backward", "static"),
+             "gen_turn_left": ("turn", "static"), "gen_diagonal_forward": ("forward", "diagonal"),
+             "gen_diagonal_backward": ("backward", "diagonal")}
 SCENES = ("flat", "slope", "slope:direction_deg=90", "rough", "steps", "rubble", "tunnel")
 DISTURBANCES = ("none", "push", "gains", "mass", "friction_low", "friction_high")
 #: gait -> sign of its intended motion (crawl: + forward; turn: + counter-clockwise)
 DIRECTION = {"crawl_forward": 1, "crawl_forward_fast": 1, "crawl_backward": -1, "turn_left": 1, "turn_right": -1,
-             "gen_forward": 1, "gen_backward": -1, "gen_turn_left": 1}
+             "gen_forward": 1, "gen_backward": -1, "gen_turn_left": 1, "gen_diagonal_forward": 1,
+             "gen_diagonal_backward": -1}
 FRICTION = {"friction_low": 0.5, "friction_high": 1.25}
 PUSH_NS, PUSH_S, GAIN_SCALE, MASS_SCALE, MASS_BODY = 30.0, 0.1, 0.8, 1.1, "utorso"
 
@@ -115,11 +119,12 @@ def run_generator(job: dict) -> dict:
     from . import gen_crawl
     t0 = time.monotonic()
     g, sc, dist, seed = job["gait"], job["scene"], job["disturbance"], int(job["seed"])
-    mode = GEN_MODES[g]
+    mode, gait = GEN_MODES[g]
     hooks = Hooks(dist, seed)
     a = gen_crawl.parser().parse_args(["--cycles", str(int(job["cycles"])), "--scene", sc, "--terrain", "map",
-                                       "--disturbance", "none" if dist == "push" else dist])
-    row = gen_crawl.run_trial(mode, a, seed, {}, noise_rad=float(job["init_noise_rad"]), monitor=hooks.on_tick)
+                                       "--disturbance", "none" if dist == "push" else dist, "--gait", gait])
+    params, a = gen_crawl.gait_params(mode, a, {})
+    row = gen_crawl.run_trial(mode, a, seed, params, noise_rad=float(job["init_noise_rad"]), monitor=hooks.on_tick)
     err = row.get("metric_error", "")
     r = {"gait": g, "scene": sc, "disturbance": dist, "seed": seed, "fell": bool(row["fell"]),
          "fall_time_s": row["fall_time_s"], "ceiling_touches": hooks.ceiling_touches, "pushes": hooks.pushes,
@@ -176,7 +181,7 @@ def run_one(job: dict) -> dict:
 
 
 def speed_unit(gait: str) -> str:
-    turn = gait.startswith("turn") or GEN_MODES.get(gait) == "turn"
+    turn = gait.startswith("turn") or GEN_MODES.get(gait, ("",))[0] == "turn"
     return "deg/gait" if turn else "m/gait"
 
 

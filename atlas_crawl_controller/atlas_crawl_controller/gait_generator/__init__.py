@@ -2,7 +2,7 @@
 re-planned every step from the measured pelvis pose.
 
 * :mod:`.command` — the velocity command (vx, vy, wz) and its limits;
-* :mod:`.contact_sequence` — which limb steps when (static one-limb-at-a-time crawl);
+* :mod:`.contact_sequence` — which limbs step when (static one-limb-at-a-time crawl, or diagonal pairs);
 * :mod:`.placement` — where each contact lands for a command (pattern reference, Raibert-style lead);
 * :mod:`.feedback` — heading and lateral correction from the measured pelvis pose;
 * :mod:`.com_plan` — support-margin rule (CoM target per tripod, lift gate);
@@ -13,9 +13,10 @@ from .command import CommandError, CommandLimits, CrawlCommand
 from .com_plan import CoMPlan
 from .contact_sequence import ContactSequence
 from .feedback import PlacementFeedback
-from .generator import CrawlGaitGenerator, PARAMETER_FILE, parameter_set
+from .generator import CrawlGaitGenerator, PARAMETER_FILE, diagonal_params, parameter_set
 from .placement import FootPlacement
 from .terrain import Terrain
 
 __all__ = ["CommandError", "CommandLimits", "CrawlCommand", "CoMPlan", "ContactSequence", "PlacementFeedback",
-           "CrawlGaitGenerator", "FootPlacement", "PARAMETER_FILE", "Terrain", "parameter_set"]
+           "CrawlGaitGenerator", "FootPlacement", "PARAMETER_FILE", "Terrain", "diagonal_params",
+           "parameter_set"]

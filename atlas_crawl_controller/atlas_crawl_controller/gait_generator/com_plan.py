@@ -16,7 +16,15 @@ import numpy as np
 from atlas_crawl_kinematics.cartesian_gait import margin_point
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 
-__all__ = ["CoMPlan"]
+__all__ = ["CoMPlan", "nearest_on_segment"]
+
+
+def nearest_on_segment(p, a, b) -> np.ndarray:
+    """The point of the segment ``a``–``b`` (x, y) nearest ``p``: the CoM target over a two-contact support."""
+    p, a, b = (np.asarray(v, float)[:2] for v in (p, a, b))
+    d = b - a
+    s = float(np.clip((p - a) @ d / max(float(d @ d), 1e-12), 0.0, 1.0))
+    return a + s * d
 
 
 def _lifting(lifting) -> set:
@@ -39,10 +47,7 @@ class CoMPlan:
         if len(keep) >= 3:
             return margin_point(centroid, c[keep], self.margin_m)
         if len(keep) == 2:
-            a, b = c[keep]
-            d = b - a
-            s = float(np.clip((centroid - a) @ d / max(d @ d, 1e-12), 0.0, 1.0))
-            return a + s * d
+            return nearest_on_segment(centroid, c[keep[0]], c[keep[1]])
         raise ValueError(f"lifting {sorted(up)} leaves fewer than two contacts")
 
     @staticmethod

@@ -34,7 +34,7 @@ from .feedback import PlacementFeedback
 from .placement import FootPlacement
 from .terrain import Terrain
 
-__all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "blind_reason", "parameter_set"]
+__all__ = ["CrawlGaitGenerator", "PARAMETER_FILE", "blind_reason", "diagonal_params", "parameter_set"]
 
 PARAMETER_FILE = "gait_generator_parameters.yaml"
 
@@ -57,6 +57,23 @@ def blind_reason(height_map, now_s: float, p) -> str:
         return (f"blind: height map stamped {height_map.stamp_s:.2f} s is stale at {now_s:.2f} s "
                 f"(terrain.max_age_s {p['terrain.max_age_s']:g})")
     return ""
+
+
+DIAGONAL_PREFIX = "diagonal_pairs."
+
+
+def diagonal_params(vals, backward: bool = False) -> dict:
+    """The overrides that make the generator with parameter values ``vals`` (a ParamValues) the dynamic
+    diagonal-pair crawl: ``pattern`` diagonal_pairs and every ``diagonal_pairs.X`` as ``X``; ``backward``: then every
+    ``diagonal_pairs.backward.X`` as ``X``."""
+    flat = vals.as_dict()
+    back = DIAGONAL_PREFIX + "backward."
+    out = {k[len(DIAGONAL_PREFIX):]: v for k, v in flat.items()
+           if k.startswith(DIAGONAL_PREFIX) and not k.startswith(back)}
+    if backward:
+        out.update({k[len(back):]: v for k, v in flat.items() if k.startswith(back)})
+    out["pattern"] = "diagonal_pairs"
+    return out
 
 
 def p_every(g) -> int:
