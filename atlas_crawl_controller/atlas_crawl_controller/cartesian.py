@@ -85,7 +85,7 @@ class SegmentPlan:
         elif self.c0 is not None and self.stance.sum() == 2:
             from .gait_generator.com_plan import nearest_on_segment
             a, b = self.p1[self.stance, :2]
-            self.c1 = nearest_on_segment(self.p1[:, :2].mean(axis=0), a, b)
+            self.c1 = nearest_on_segment(self.p0[:, :2].mean(axis=0), a, b)
         self._dp = self.p1 - self.p0
 
     def _s(self, t: float) -> float:

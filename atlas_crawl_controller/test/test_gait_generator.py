@@ -267,3 +267,18 @@ def test_diagonal_pair_samples_swing_the_pair_and_ride_the_support_diagonal():
             assert abs(d[0] * e[1] - d[1] * e[0]) / np.linalg.norm(d) < 1e-9       # CoM target on that diagonal
     names = [st["name"] for st in g.steps()]
     assert names[:3] == ["shift_LW_RK", "swing_LW_RK_apex", "swing_LW_RK"] and len(names) == 3 * g.n_steps
+
+
+def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():
+    from atlas_crawl_controller.gait_generator import diagonal_params, parameter_set
+    vals = parameter_set().values({"diagonal_pairs.t_swing_s": 0.3})
+    fwd, back = diagonal_params(vals), diagonal_params(vals, backward=True)
+    assert fwd["pattern"] == back["pattern"] == "diagonal_pairs"
+    assert fwd["t_swing_s"] == 0.3 and back["t_swing_s"] == vals["diagonal_pairs.backward.t_swing_s"]
+    assert fwd["lift_knee_m"] == vals["diagonal_pairs.lift_knee_m"] != back["lift_knee_m"]
+    assert not any(k.startswith("backward") or k.startswith("diagonal_pairs") for k in fwd)
+    d = parameter_set().values()
+    fwd, back = diagonal_params(d), diagonal_params(d, backward=True)
+    for p, v in ((fwd, fwd["crawl_speed_m_per_s"]), (back, -back["crawl_speed_m_per_s"])):
+        g = gen(CrawlCommand(v, 0, 0), cycles=2, **p)                   # the defaults form a valid command
+        assert g.steps_per_cycle == 2 and g.seq.backward == (v < 0)
