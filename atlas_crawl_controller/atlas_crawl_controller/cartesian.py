@@ -67,7 +67,8 @@ class SegmentPlan:
     planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
     centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
     ``com_margin_m`` (:func:`margin_point`). With two stance contacts (a diagonal pair of the dynamic crawl) the
-    plan ends at the point of their segment nearest that centroid (:class:`~.gait_generator.CoMPlan`'s rule)."""
+    plan ends at the point of their segment nearest the centroid of the start contacts (:class:`~.gait_generator.
+    CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
 
     def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04):
         self.p0 = np.asarray(p0, float).reshape(4, 3)

@@ -193,9 +193,9 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
     """Crawl goal → (MotionGoal, "") or (None, reason).
 
     Script: ``gaits.crawl_forward`` / ``gaits.crawl_backward`` for GAIT_STATIC, ``gaits.crawl_forward_diagonal``
-    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL with a Cartesian method runs the gait generator's
-    diagonal-pair pattern (``gait_generator.diagonal_pairs.*``), forward or backward; with METHOD_KEYFRAME backward
-    (no such key-frame gait) it is rejected.  A goal object without a ``gait`` field (plain-class callers written before
+    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL backward (no such key-frame gait) or with a Cartesian
+    method is rejected: the gait generator's diagonal pairs run in the runner (``gen_crawl --gait diagonal``) but
+    not yet through the controller's step references (see the reason).  A goal object without a ``gait`` field (plain-class callers written before
     the field existed) means GAIT_STATIC, the message default.
     """
     gait_val = getattr(goal, "gait", 0)
@@ -207,10 +207,15 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
             return None, r
     method = CRAWL_METHODS[goal.method]
     gait = CRAWL_GAITS[gait_val]
-    if gait == "diagonal" and method == "keyframe" and CRAWL_DIRECTIONS[goal.direction] == "backward":
-        return None, ("gait GAIT_DIAGONAL with METHOD_KEYFRAME is forward only (there is no backward diagonal-pair "
-                      "key-frame gait): use METHOD_IIK / METHOD_COM_MODULATED (the gait generator's diagonal pairs) "
-                      "or GAIT_STATIC")
+    if gait == "diagonal":
+        if CRAWL_DIRECTIONS[goal.direction] == "backward":
+            return None, ("gait GAIT_DIAGONAL is forward only: there is no backward diagonal-pair key-frame gait; use "
+                          "GAIT_STATIC for DIRECTION_BACKWARD")
+        if method != "keyframe":
+            return None, (f"gait GAIT_DIAGONAL with method {method} is not available: the gait generator's diagonal "
+                          "pairs crawl in the MuJoCo runner (gen_crawl --gait diagonal) but fell within 6 cycles "
+                          "when sent as the controller's step references; use METHOD_KEYFRAME (crawl_forward_fast) "
+                          "or GAIT_STATIC")
     if method != "keyframe" and not iik_available:
         return None, (f"method {CRAWL_METHODS[goal.method]} is not available yet: the Cartesian (IIK) gait needs "
                       "atlas_crawl_kinematics.iik; use METHOD_KEYFRAME")
@@ -515,7 +520,7 @@ class GaitSequencer:
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
-                                          params=self._goal_generator_params(goal))
+                                          params=self.generator_params)
             else:
                 from .gait_generator import CrawlGaitGenerator
                 gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
@@ -541,8 +546,7 @@ class GaitSequencer:
                 gen["law_phase"] = self._law_command(goal, pose0)[1]
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
-                   dynamic=not getattr(script, "static_stability", True) if script is not None else
-                   goal.gait == "diagonal")
+                   dynamic=script is not None and not getattr(script, "static_stability", True))
         if goal.method != "keyframe":
             run.gen = gen
         return run
@@ -858,19 +862,9 @@ class GaitSequencer:
         self.generator_params = dict(params) if params else None
         self._gen_vals = None
 
-    def _goal_generator_params(self, goal: MotionGoal) -> Optional[dict]:
-        """The generator overrides for ``goal``: GAIT_DIAGONAL adds the diagonal-pair pattern and its values."""
-        if goal.gait != "diagonal":
-            return self.generator_params
-        from .gait_generator import diagonal_params
-        return {**(self.generator_params or {}), **diagonal_params(self._gen_params(), goal.direction < 0)}
-
     def _cycle_s(self, goal: MotionGoal) -> float:
-        from .gait_generator import parameter_set as gen_parameter_set
         from .velocity_command import cycle_time_s
-        vals = self._gen_params() if goal.gait != "diagonal" else \
-            gen_parameter_set().values(self._goal_generator_params(goal))
-        return cycle_time_s(vals, goal.time_scale)
+        return cycle_time_s(self._gen_params(), goal.time_scale)
 
     def _limited(self, prev, cmd, goal: MotionGoal):
         """``cmd`` rate-limited from ``prev`` over one cycle, with |(vx, vy)| kept within cmd_vel.max_vx_m_per_s
