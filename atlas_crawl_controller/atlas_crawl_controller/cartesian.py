@@ -62,30 +62,39 @@ class SegmentSample:
 
 class SegmentPlan:
     r"""One Cartesian reference as a tracker plan: contacts :math:`p(t) = p_0 + s(t/T)(p_1 - p_0)` (minimum-jerk
-    :math:`s`), a constant stance set, the heading of the interpolated pattern, and a CoM plan
+    :math:`s`; a non-stance contact with ``swing_lift_m`` > 0 follows the gait's swing arc
+    :func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc` to that apex instead), a constant stance set, the heading
+    of the interpolated pattern, and a CoM plan
     :math:`c(t) = c_0 + s(t/T)(c_1 - c_0)` from ``com0_xy`` (the previous segment's end, or the measured CoM) to the
     planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
     centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
-    ``com_margin_m`` (:func:`margin_point`). With two stance contacts (a diagonal pair of the dynamic crawl) the
+    ``com_margin_m`` (:func:`margin_point`), the polygon being ``com_support`` when any is set (a shift before a
+    lift: all four contacts stay put while the CoM moves into the support that will remain). With two contacts (a diagonal pair of the dynamic crawl) the
     plan ends at the point of their segment nearest the centroid of the start contacts (:class:`~.gait_generator.
     CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
 
-    def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04):
+    def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04,
+                 swing_lift_m=None, com_support=None):
         self.p0 = np.asarray(p0, float).reshape(4, 3)
         self.p1 = np.asarray(p1, float).reshape(4, 3)
         self.stance = np.asarray(stance, bool).reshape(4)
+        lift = np.zeros(4) if swing_lift_m is None else np.asarray(swing_lift_m, float).reshape(4)
+        self.arcs = [i for i in range(4) if not self.stance[i] and lift[i] > 0]
+        self.lift = lift
+        sup = self.stance if com_support is None or not np.any(com_support) else \
+            np.asarray(com_support, bool).reshape(4)
         self.duration_s = float(duration_s)
         self.h0 = pattern_heading_rad(self.p0)
         dh = pattern_heading_rad(self.p1) - self.h0
         self.dh = (dh + math.pi) % (2 * math.pi) - math.pi
         self.c0 = None if com0_xy is None else np.asarray(com0_xy, float).reshape(2)
         self.c1 = self.c0
-        if self.c0 is not None and self.stance.sum() >= 3:
+        if self.c0 is not None and sup.sum() >= 3:
             from atlas_crawl_kinematics.com_modulation import fast_margin_point
-            self.c1 = fast_margin_point(self.p1[:, :2].mean(axis=0), self.p1[self.stance, :2], com_margin_m)
-        elif self.c0 is not None and self.stance.sum() == 2:
+            self.c1 = fast_margin_point(self.p1[:, :2].mean(axis=0), self.p1[sup, :2], com_margin_m)
+        elif self.c0 is not None and sup.sum() == 2:
             from .gait_generator.com_plan import nearest_on_segment
-            a, b = self.p1[self.stance, :2]
+            a, b = self.p1[sup, :2]
             self.c1 = nearest_on_segment(self.p0[:, :2].mean(axis=0), a, b)
         self._dp = self.p1 - self.p0
 
@@ -99,7 +108,13 @@ class SegmentPlan:
 
     def sample(self, t: float) -> SegmentSample:
         s = self._s(t)
-        out = SegmentSample(self.p0 + s * self._dp, self.stance.copy(), self.h0 + s * self.dh)
+        tg = self.p0 + s * self._dp
+        if self.arcs:
+            from atlas_crawl_kinematics.cartesian_gait import swing_arc
+            tau = min(max(t / self.duration_s, 0.0), 1.0) if self.duration_s > 0 else 1.0
+            for i in self.arcs:
+                tg[i] = swing_arc(self.p0[i], self.p1[i], self.lift[i], tau)
+        out = SegmentSample(tg, self.stance.copy(), self.h0 + s * self.dh)
         if self.c0 is not None:
             out.com_xy = self.c0 + s * (self.c1 - self.c0)
         return out

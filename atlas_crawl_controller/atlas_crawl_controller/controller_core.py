@@ -77,6 +77,7 @@ __all__ = [
 ]
 
 PARAMETER_FILE = "crawl_controller_parameters.yaml"
+MAX_SWING_LIFT_M = 0.3          # ControllerReference.swing_lift_m bound
 N = len(JOINT_NAMES)
 
 
@@ -100,6 +101,18 @@ class State(IntEnum):
     ERROR = 4
 
 
+def _field(ref, name: str, default, dtype) -> np.ndarray:
+    """A per-contact field of ``ref`` as an array; absent or empty: 4 x ``default`` (a shape error is left to the
+    caller's check)."""
+    v = getattr(ref, name, None)
+    if v is None or len(v) == 0:
+        return np.full(4, default, dtype)
+    try:
+        return np.asarray(list(v), dtype)
+    except (TypeError, ValueError):
+        return np.full(0, default, dtype)
+
+
 @dataclass
 class Reference:
     mode: int
@@ -112,6 +125,9 @@ class Reference:
     com_modulation: bool = False
     sender: str = ""                                # who sent it ("" = anonymous); see "Ownership" above
     queue: bool = False                             # start when the running motion is reached; see "Queueing"
+    swing_lift_m: Sequence[float] = (0.0, 0.0, 0.0, 0.0)   # Cartesian: swing-arc apex per non-stance contact
+    com_support: Sequence[bool] = (False, False, False, False)  # Cartesian: CoM planned in this support (all
+    #                                                             false = the stance set)
 
 
 @dataclass
@@ -375,13 +391,24 @@ class CrawlControllerCore:
         stance = np.asarray(list(ref.stance), bool)
         if stance.shape != (4,):
             return False, "stance must have 4 entries", None
+        lift = _field(ref, "swing_lift_m", 0.0, float)
+        if lift.shape != (4,) or not np.all(np.isfinite(lift)) or np.any(lift < 0) or np.any(lift > MAX_SWING_LIFT_M):
+            return False, f"swing_lift_m must be 4 finite values in [0, {MAX_SWING_LIFT_M}] m, got {lift.tolist()}", None
+        csup = _field(ref, "com_support", False, bool)
+        if csup.shape != (4,):
+            return False, "com_support must have 4 entries", None
+        if csup.any() and np.any(csup & ~stance):
+            return False, "com_support must be a subset of the stance set", None
         if self._law is not None:
             why = self._law.check(tg, stance, self._last_pose)
+            if not why and csup.any():
+                why = self._law.check(tg, csup, self._last_pose)
+                why = f"com_support: {why}" if why else ""
             if why:
                 return False, why, None
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
                                    duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender,
-                                   queue=bool(getattr(ref, "queue", False)))
+                                   queue=bool(getattr(ref, "queue", False)), swing_lift_m=lift, com_support=csup)
 
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
@@ -520,7 +547,8 @@ class CrawlControllerCore:
             sensed = self._law.sensed(self._safe.copy(), pelvis_pose)
             p0, com0 = sensed.contacts, sensed.com_xy
         plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s, com0,
-                           self._law.params["com.plan_margin_m"])
+                           self._law.params["com.plan_margin_m"], swing_lift_m=ref.swing_lift_m,
+                           com_support=ref.com_support)
         if cont:
             self._tracker.restart_clock()
             self._tracker.com_modulation = bool(ref.com_modulation)

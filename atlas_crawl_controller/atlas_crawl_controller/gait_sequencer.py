@@ -343,6 +343,14 @@ class _Step:
     last_in_cycle: bool = False
     targets: Optional[np.ndarray] = None   # Cartesian step: (4, 3) world contact targets
     com_modulation: bool = False
+    swing_lift_m: Optional[np.ndarray] = None   # Cartesian step: (4,) swing-arc apex per swinging contact
+    com_support: Optional[np.ndarray] = None    # Cartesian step: (4,) the support the CoM is planned in
+
+
+def _cartesian_step(cycle: int, index: int, r: dict, last_in_cycle: bool, com: bool) -> _Step:
+    """A Cartesian step dict (name, targets, stance, duration_s[, swing_lift_m, com_support]) as a _Step."""
+    return _Step(cycle, index, r["name"], None, r["duration_s"], r["stance"], None, last_in_cycle, r["targets"], com,
+                 r.get("swing_lift_m"), r.get("com_support"))
 
 
 @dataclass
@@ -496,8 +504,7 @@ class GaitSequencer:
             raw = cartesian_plan(support.positions, support.com_xy, heading_from_quat(pose0[3:7]), goal.cycles,
                                  goal.direction, goal.time_scale)
             com = goal.method == "com_modulated"
-            steps = [_Step(r["cycle"], r["index"], r["name"], None, r["duration_s"], r["stance"], None,
-                           r["last_in_cycle"], r["targets"], com) for r in raw]
+            steps = [_cartesian_step(r["cycle"], r["index"], r, r["last_in_cycle"], com) for r in raw]
             script = None
             per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
             steps_total = len(steps)
@@ -520,7 +527,7 @@ class GaitSequencer:
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
-                                          params=self.generator_params)
+                                          params=self._goal_generator_params(goal))
             else:
                 from .gait_generator import CrawlGaitGenerator
                 gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
@@ -530,8 +537,7 @@ class GaitSequencer:
             if goal.kind == VELOCITY and goal.cycles == 1:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
             com = goal.method == "com_modulated"
-            steps = [_Step(0, i, r["name"], None, r["duration_s"], r["stance"], None, i == len(raw) - 1,
-                           r["targets"], com) for i, r in enumerate(raw)]
+            steps = [_cartesian_step(0, i, r, i == len(raw) - 1, com) for i, r in enumerate(raw)]
             script = None
             per_cycle = len(raw) - len(pre)
             steps_total = len(pre) + per_cycle * goal.cycles
@@ -546,7 +552,8 @@ class GaitSequencer:
                 gen["law_phase"] = self._law_command(goal, pose0)[1]
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
-                   dynamic=script is not None and not getattr(script, "static_stability", True))
+                   dynamic=not getattr(script, "static_stability", True) if script is not None else
+                   goal.gait == "diagonal")
         if goal.method != "keyframe":
             run.gen = gen
         return run
@@ -631,9 +638,11 @@ class GaitSequencer:
 
     def _reference(self, step: _Step, seq: int, queue: bool = False) -> Reference:
         if step.targets is not None:
+            extra = {k: np.asarray(v).copy() for k, v in (("swing_lift_m", step.swing_lift_m),
+                                                          ("com_support", step.com_support)) if v is not None}
             return Reference(mode=Mode.CARTESIAN, sequence_id=seq, duration_s=step.duration_s,
                              contact_targets=step.targets.copy(), stance=step.stance.copy(),
-                             com_modulation=step.com_modulation, sender=self.sender, queue=queue)
+                             com_modulation=step.com_modulation, sender=self.sender, queue=queue, **extra)
         names = [JOINT_NAMES[i] for i in np.flatnonzero(step.selected)]
         return Reference(mode=Mode.KEYFRAME, sequence_id=seq, joint_names=names,
                          joint_positions_rad=step.q[step.selected], duration_s=step.duration_s, sender=self.sender,
@@ -862,9 +871,20 @@ class GaitSequencer:
         self.generator_params = dict(params) if params else None
         self._gen_vals = None
 
+    def _goal_generator_params(self, goal: MotionGoal) -> Optional[dict]:
+        """The generator overrides for ``goal``: GAIT_DIAGONAL adds the diagonal-pair pattern and its values
+        (``diagonal_pairs.*``, backward ``diagonal_pairs.backward.*``)."""
+        if goal.gait != "diagonal":
+            return self.generator_params
+        from .gait_generator import diagonal_params
+        return {**(self.generator_params or {}), **diagonal_params(self._gen_params(), goal.direction < 0)}
+
     def _cycle_s(self, goal: MotionGoal) -> float:
+        from .gait_generator import parameter_set as gen_parameter_set
         from .velocity_command import cycle_time_s
-        return cycle_time_s(self._gen_params(), goal.time_scale)
+        vals = self._gen_params() if goal.gait != "diagonal" else \
+            gen_parameter_set().values(self._goal_generator_params(goal))
+        return cycle_time_s(vals, goal.time_scale)
 
     def _limited(self, prev, cmd, goal: MotionGoal):
         """``cmd`` rate-limited from ``prev`` over one cycle, with |(vx, vy)| kept within cmd_vel.max_vx_m_per_s
@@ -947,8 +967,7 @@ class GaitSequencer:
         run.steps = run.steps[:i + 1]
         if last is not None and last.targets is not None and last.name != "stop_four_point_stance":
             h = self._hold_raw(last.targets)
-            run.steps.append(_Step(last.cycle, last.index + 1, h["name"], None, h["duration_s"], h["stance"], None,
-                                   False, h["targets"], last.com_modulation))
+            run.steps.append(_cartesian_step(last.cycle, last.index + 1, h, False, last.com_modulation))
         run.steps_total = len(run.steps)
 
     def _plan_generator_cycle(self, run: _Run, support, pose) -> None:
@@ -1000,8 +1019,7 @@ class GaitSequencer:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
                 raw[-2]["last_in_cycle"], raw[-1]["last_in_cycle"] = False, True
             c = run.planned_cycles
-            run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
-                                   r["targets"], g["com"]) for i, r in enumerate(raw))
+            run.steps.extend(_cartesian_step(c, i, r, r["last_in_cycle"], g["com"]) for i, r in enumerate(raw))
             run.planned_cycles += 1
             return
         if pose is not None and np.all(np.isfinite(np.asarray(pose, float)[:2])):
@@ -1011,8 +1029,7 @@ class GaitSequencer:
             steer = -run.goal.direction * float(np.clip(g["k_phi"] * e_n, -g["max_phi"], g["max_phi"]))
         raw = generator_cycle(g["gen"], lc, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=steer)
         c = run.planned_cycles
-        run.steps.extend(_Step(c, i, r["name"], None, r["duration_s"], r["stance"], None, r["last_in_cycle"],
-                               r["targets"], g["com"]) for i, r in enumerate(raw))
+        run.steps.extend(_cartesian_step(c, i, r, r["last_in_cycle"], g["com"]) for i, r in enumerate(raw))
         run.planned_cycles += 1
 
     def _reverse(self, run: _Run, lc: int, support, want) -> int:

@@ -100,7 +100,8 @@ class Ros2ControlBridge:
     # ------------------------------------------------------------------------------------------------ reference
     def set_reference(self, mode: int, sequence_id: int, joint_names: Sequence[str],
                       joint_positions_rad: Sequence[float], duration_s: float, contact_targets: Sequence[float],
-                      stance: Sequence[bool], com_modulation: bool, sender: str = "", queue: bool = False) -> bool:
+                      stance: Sequence[bool], com_modulation: bool, sender: str = "", queue: bool = False,
+                      swing_lift_m: Sequence[float] = (), com_support: Sequence[bool] = ()) -> bool:
         """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
 
         Returns accepted; on rejection ``rejected_reason`` holds why (the host publishes it once under the rejected
@@ -111,6 +112,8 @@ class Ros2ControlBridge:
                         joint_positions_rad=np.asarray(joint_positions_rad, float),
                         duration_s=float(duration_s), contact_targets=tg.reshape(-1, 3) if tg.size else None,
                         stance=[bool(s) for s in stance] or [True] * 4, com_modulation=bool(com_modulation),
+                        swing_lift_m=[float(v) for v in swing_lift_m] or [0.0] * 4,
+                        com_support=[bool(s) for s in com_support] or [False] * 4,
                         sender=str(sender), queue=bool(queue))
         ok, reason = self.core.set_reference(ref)
         self.rejected_reason = "" if ok else reason

@@ -265,8 +265,12 @@ def test_diagonal_pair_samples_swing_the_pair_and_ride_the_support_diagonal():
             d = b - a
             e = s.com_xy - a
             assert abs(d[0] * e[1] - d[1] * e[0]) / np.linalg.norm(d) < 1e-9       # CoM target on that diagonal
-    names = [st["name"] for st in g.steps()]
-    assert names[:3] == ["shift_LW_RK", "swing_LW_RK_apex", "swing_LW_RK"] and len(names) == 3 * g.n_steps
+    steps = g.steps()
+    assert [st["name"] for st in steps[:2]] == ["shift_LW_RK", "swing_LW_RK"] and len(steps) == 2 * g.n_steps
+    shift, swing = steps[0], steps[1]
+    assert shift["stance"].all() and list(shift["com_support"]) == [False, True, True, False]   # CoM onto RW-LK
+    assert list(swing["stance"]) == [False, True, True, False]
+    assert swing["swing_lift_m"][0] == g.lift[0][0] > 0 and swing["swing_lift_m"][1] == 0.0   # the arc's apex
 
 
 def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():

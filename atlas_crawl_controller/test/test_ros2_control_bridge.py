@@ -266,3 +266,35 @@ def test_cartesian_reference_outside_the_workspace_or_without_support_is_rejecte
     assert "below the ground" in b.rejected_reason, b.rejected_reason
     _step(b, DT)
     np.testing.assert_array_equal(b.command, before)
+
+
+def test_cartesian_reference_shape_fields_are_checked_and_shape_the_segment():
+    """ControllerReference.swing_lift_m / com_support (session 13): bad values are refused with the reason and
+    change nothing; a good swing follows the swing arc to its apex, and a shift plans the CoM in com_support."""
+    from atlas_crawl_controller.cartesian import SegmentPlan
+    from atlas_crawl_kinematics.cartesian_gait import swing_arc
+    b, q0, pose = _cartesian_bridge()
+    tg = b.core._law.contact_fk(q0, pose)
+    tgt = tg.copy()
+    tgt[0, 0] += 0.1
+    swing = [False, True, True, True]
+    for lift, sup, why in (([0.5, 0, 0, 0], [], "swing_lift_m"), ([float("nan"), 0, 0, 0], [], "swing_lift_m"),
+                           ([-0.1, 0, 0, 0], [], "swing_lift_m"), ([0.05, 0, 0], [], "swing_lift_m"),
+                           ([0.05, 0, 0, 0], [True, True, False, False], "subset of the stance"),
+                           ([0.05, 0, 0, 0], [False, True, False, True], "com_support")):
+        assert not b.set_reference(2, 31, [], [], 0.5, tgt.reshape(-1), swing, True, swing_lift_m=lift,
+                                   com_support=sup), (lift, sup)
+        assert why in b.rejected_reason, (why, b.rejected_reason)
+    assert b.set_reference(2, 32, [], [], 0.5, tgt.reshape(-1), swing, True, swing_lift_m=[0.05, 0, 0, 0])
+    plan = SegmentPlan(tg, tgt, swing, 0.5, tg[:, :2].mean(axis=0), 0.04, swing_lift_m=[0.05, 0, 0, 0])
+    for t in (0.0, 0.125, 0.25, 0.5):
+        assert np.allclose(plan.sample(t).targets[0], swing_arc(tg[0], tgt[0], 0.05, t / 0.5))
+        assert np.allclose(plan.sample(t).targets[1:], plan.p0[1:] + plan._s(t) * (tgt[1:] - tg[1:]))
+    assert plan.sample(0.25).targets[0, 2] == pytest.approx(tg[0, 2] + 0.05 + 0.5 * (tgt[0, 2] - tg[0, 2]))
+    # a shift: all four stay put, the CoM goes to the margin point of the tripod that remains (not the centroid)
+    shift = SegmentPlan(tg, tg, [True] * 4, 0.2, tg[:, :2].mean(axis=0), 0.04, com_support=swing)
+    four = SegmentPlan(tg, tg, [True] * 4, 0.2, tg[:, :2].mean(axis=0), 0.04)
+    assert shift.sample(0.1).stance.all()
+    assert np.linalg.norm(shift.c1 - four.c1) > 0.02
+    from atlas_crawl_kinematics.support import stability_margin, support_polygon
+    assert stability_margin(shift.c1, support_polygon(tg[1:, :2])) >= 0.04 - 1e-6

@@ -508,7 +508,9 @@ controller_interface::return_type CrawlController::update(
           for (const auto & p : m.contact_targets) {targets.insert(targets.end(), {p.x, p.y, p.z});}
           const bool ok = py_->set_reference_fn(
             m.mode, m.sequence_id, m.joint_names, m.joint_positions_rad, m.duration_s, targets,
-            std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation, m.sender, m.queue).cast<bool>();
+            std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation, m.sender, m.queue,
+            std::vector<double>(m.swing_lift_m.begin(), m.swing_lift_m.end()),
+            std::vector<bool>(m.com_support.begin(), m.com_support.end())).cast<bool>();
           if (!ok) {
             rejected = true;
             rejected_sequence_id = m.sequence_id;

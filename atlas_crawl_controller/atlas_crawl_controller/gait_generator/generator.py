@@ -226,8 +226,10 @@ class CrawlGaitGenerator:
 
     def steps(self, time_scale: float = 1.0) -> list:
         """The plan as controller-core references (the sequencer's Cartesian steps): per gait step a four-point
-        shift (stance = the coming tripod, so the core's CoM moves before the lift), the swing apex and the
-        touchdown; dicts with name, cycle, targets (4, 3), stance (4,), duration_s."""
+        shift (every limb in stance, ``com_support`` = the support that remains, so the core's CoM moves into it
+        before the lift) and the swing to the touchdown along the swing arc (``swing_lift_m``: this plan's apex per
+        swinging limb); dicts with name, cycle, targets (4, 3), stance (4,), duration_s, swing_lift_m (4,),
+        com_support (4,)."""
         out = []
         p = self.p
         spc = self.steps_per_cycle
@@ -237,16 +239,12 @@ class CrawlGaitGenerator:
             sup = np.ones(4, bool)
             sup[list(grp)] = False
             cb = self.contacts[k]
-            apex = cb.copy()
-            for li in grp:
-                apex[li] = swing_arc(cb[li], self.contacts[k + 1][li], self.lift[k][li], 0.5)
             dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
-            out.append(dict(name=f"shift_{name}", cycle=k // spc, targets=cb.copy(), stance=sup.copy(),
-                            duration_s=dur0 * time_scale))
-            out.append(dict(name=f"swing_{name}_apex", cycle=k // spc, targets=apex, stance=sup.copy(),
-                            duration_s=0.5 * p["t_swing_s"] * time_scale))
+            out.append(dict(name=f"shift_{name}", cycle=k // spc, targets=cb.copy(), stance=np.ones(4, bool),
+                            duration_s=dur0 * time_scale, swing_lift_m=np.zeros(4), com_support=sup.copy()))
             out.append(dict(name=f"swing_{name}", cycle=k // spc, targets=self.contacts[k + 1].copy(),
-                            stance=sup.copy(), duration_s=0.5 * p["t_swing_s"] * time_scale))
+                            stance=sup.copy(), duration_s=p["t_swing_s"] * time_scale,
+                            swing_lift_m=np.asarray(self.lift[k], float).copy(), com_support=np.zeros(4, bool)))
         return out
 
     # ------------------------------------------------------------------------------------------------ planning

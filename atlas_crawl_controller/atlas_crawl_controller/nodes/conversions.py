@@ -33,7 +33,8 @@ def reference_from_msg(m: ControllerReference) -> Reference:
     return Reference(mode=int(m.mode), sequence_id=int(m.sequence_id), joint_names=list(m.joint_names),
                      joint_positions_rad=np.asarray(m.joint_positions_rad, float), duration_s=float(m.duration_s),
                      contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation),
-                     sender=str(m.sender), queue=bool(m.queue))
+                     sender=str(m.sender), queue=bool(m.queue), swing_lift_m=[float(v) for v in m.swing_lift_m],
+                     com_support=[bool(s) for s in m.com_support])
 
 
 def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
@@ -52,6 +53,8 @@ def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
     m.stance = [bool(s) for s in r.stance]
     m.com_modulation = bool(r.com_modulation)
     m.queue = bool(r.queue)
+    m.swing_lift_m = [float(v) for v in np.asarray(r.swing_lift_m, float).reshape(4)]
+    m.com_support = [bool(s) for s in r.com_support]
     return m
 
 
