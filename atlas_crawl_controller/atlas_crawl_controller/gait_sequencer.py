@@ -193,9 +193,9 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
     """Crawl goal → (MotionGoal, "") or (None, reason).
 
     Script: ``gaits.crawl_forward`` / ``gaits.crawl_backward`` for GAIT_STATIC, ``gaits.crawl_forward_diagonal``
-    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL backward (no such key-frame gait) or with a Cartesian
-    method is rejected: the gait generator's diagonal pairs run in the runner (``gen_crawl --gait diagonal``) but
-    not yet through the controller's step references (see the reason).  A goal object without a ``gait`` field (plain-class callers written before
+    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL with a Cartesian method runs the gait generator's
+    diagonal-pair pattern (``gait_generator.diagonal_pairs.*``), forward or backward, only with the experimental
+    ``generator.diagonal_enabled``; with METHOD_KEYFRAME backward (no such key-frame gait) it is rejected.  A goal object without a ``gait`` field (plain-class callers written before
     the field existed) means GAIT_STATIC, the message default.
     """
     gait_val = getattr(goal, "gait", 0)
@@ -207,15 +207,13 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
             return None, r
     method = CRAWL_METHODS[goal.method]
     gait = CRAWL_GAITS[gait_val]
-    if gait == "diagonal":
-        if CRAWL_DIRECTIONS[goal.direction] == "backward":
-            return None, ("gait GAIT_DIAGONAL is forward only: there is no backward diagonal-pair key-frame gait; use "
-                          "GAIT_STATIC for DIRECTION_BACKWARD")
-        if method != "keyframe":
-            return None, (f"gait GAIT_DIAGONAL with method {method} is not available: the gait generator's diagonal "
-                          "pairs crawl in the MuJoCo runner (gen_crawl --gait diagonal) but fell within 6 cycles "
-                          "when sent as the controller's step references; use METHOD_KEYFRAME (crawl_forward_fast) "
-                          "or GAIT_STATIC")
+    if gait == "diagonal" and method == "keyframe" and CRAWL_DIRECTIONS[goal.direction] == "backward":
+        return None, ("gait GAIT_DIAGONAL with METHOD_KEYFRAME is forward only (there is no backward diagonal-pair "
+                      "key-frame gait): use GAIT_STATIC")
+    if gait == "diagonal" and method != "keyframe" and not p["generator.diagonal_enabled"]:
+        return None, (f"gait GAIT_DIAGONAL with method {method} (the gait generator's diagonal pairs) is "
+                      "experimental and off (generator.diagonal_enabled): through the graph its plan still runs "
+                      "ahead of the limbs; use METHOD_KEYFRAME (crawl_forward_fast) or GAIT_STATIC")
     if method != "keyframe" and not iik_available:
         return None, (f"method {CRAWL_METHODS[goal.method]} is not available yet: the Cartesian (IIK) gait needs "
                       "atlas_crawl_kinematics.iik; use METHOD_KEYFRAME")
@@ -979,9 +977,11 @@ class GaitSequencer:
         g = run.gen
         lc = run.planned_cycles - g.get("cycle0", 0)      # the cycle in the running generator (see _reverse)
         pos = getattr(support, "positions", None) if support is not None else None
-        if pos is not None and lc > 0 and self.params["generator.max_resync_m"] > 0:
-            g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(
-                g["gen"].steps_per_cycle * lc, pos, self.params["generator.max_resync_m"], self.params["generator.max_limb_error_m"])
+        pre = "generator.diagonal_" if run.goal.gait == "diagonal" else "generator."
+        max_resync, max_limb = self.params[pre + "max_resync_m"], self.params[pre + "max_limb_error_m"]
+        if pos is not None and lc > 0 and max_resync > 0:
+            g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(g["gen"].steps_per_cycle * lc, pos, max_resync,
+                                                                       max_limb)
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
         g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)     # the steps sent so far stay as sent

@@ -75,9 +75,19 @@ def test_backward_diagonal_and_unknown_gait_are_rejected_with_reasons():
     assert g is None and "backward" in why and "GAIT_DIAGONAL" in why
     g, why = validate_crawl(crawl_goal(gait=7), p)
     assert g is None and "unknown gait 7" in why and "1=diagonal" in why
-    g, why = validate_crawl(crawl_goal(gait=1, method=1), p, iik_available=True)
-    assert g is None and "METHOD_KEYFRAME" in why and "gen_crawl --gait diagonal" in why
     assert CRAWL_GAITS == {0: "static", 1: "diagonal"}
+
+
+@pytest.mark.parametrize("direction", [0, 1])
+def test_cartesian_diagonal_goal_is_the_generators_diagonal_pairs_when_enabled(direction):
+    """GAIT_DIAGONAL with a Cartesian method (forward or backward) plans the gait generator's diagonal pairs, with
+    the experimental generator.diagonal_enabled; else it is rejected with the reason."""
+    off = parameter_set().values()
+    g, why = validate_crawl(crawl_goal(gait=1, method=1, direction=direction), off, iik_available=True)
+    assert g is None and "experimental" in why and "generator.diagonal_enabled" in why
+    on = parameter_set().values({"generator.diagonal_enabled": True})
+    g, why = validate_crawl(crawl_goal(gait=1, method=1, direction=direction), on, iik_available=True)
+    assert why == "" and g.gait == "diagonal" and g.method == "iik" and g.direction == (1, -1)[direction]
 
 
 def test_gait_constants_match_the_message():
