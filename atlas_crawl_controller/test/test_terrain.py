@@ -135,3 +135,28 @@ def test_a_contact_rests_on_the_highest_ground_under_it():
     assert t.height([0.775, 0.0]) == pytest.approx(0.1)         # the platform 2.5 cm ahead is under the knee
     assert t.height([0.70, 0.0]) == pytest.approx(0.0)
     assert math.isnan(t.height([5.0, 0.0]))                       # off the map
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_speed_scales_down_on_a_slope_along_the_travel_only(sign):
+    """Up or down a 10 deg slope the command is scaled to slowest_speed_scale; across it, and on the flat, not."""
+    kw = dict(slow_from_slope_deg=3.0, slowest_slope_deg=10.0, slowest_speed_scale=0.33)
+    t10 = math.tan(math.radians(10.0))
+    along, _ = gen(grid_map(lambda X, Y: sign * t10 * X), **kw)
+    across, _ = gen(grid_map(lambda X, Y: t10 * Y), **kw)
+    flat, _ = gen(grid_map(lambda X, Y: 0 * X), **kw)
+    assert np.allclose(along.speed_scale[1:6], 0.33, atol=0.02)
+    assert np.allclose(across.speed_scale, 1.0) and np.allclose(flat.speed_scale, 1.0)
+    d = lambda g: g.ref[6][0][0] - g.ref[1][0][0]     # noqa: E731 - reference advance over 5 steps
+    assert d(along) == pytest.approx(0.33 * d(flat), rel=0.06)
+    ter = Terrain(grid_map(lambda X, Y: 0 * X), params(**kw))
+    n6 = np.array([math.sin(math.radians(6.5)), 0.0, math.cos(math.radians(6.5))])
+    assert ter.speed_scale(n6, 0.0) == pytest.approx(1.0 + 0.5 * (0.33 - 1.0), abs=1e-6)   # halfway: linear
+    assert ter.speed_scale(None, 0.0) == 1.0
+    blind, _ = gen(**kw)
+    assert np.allclose(blind.speed_scale, 1.0)          # blind: no slope known, the command as given
+
+
+def test_default_static_crawl_keeps_its_speed_on_slopes():
+    g, _ = gen(grid_map(lambda X, Y: math.tan(math.radians(10.0)) * X))
+    assert np.allclose(g.speed_scale, 1.0)

@@ -123,6 +123,7 @@ class CrawlGaitGenerator:
         self.ref[0] = (self.placement.r0.copy(), float(heading0_rad))
         self.com_to = [None] * self.n_steps
         self.lift = [np.zeros(4)] * self.n_steps          # (4,) swing apex per step (terrain clearance included)
+        self.speed_scale = [1.0] * self.n_steps            # command scale per step (terrain slope, Terrain.speed_scale)
         self.ground_n = [None] * (self.n_steps + 1)       # ground normal under the contacts at step boundaries
         self.terrain: Terrain | None = None
         self.terrain_reason = "blind: no height map"
@@ -258,7 +259,10 @@ class CrawlGaitGenerator:
         for k in range(k0, self.n_steps):
             grp = self.seq.group(k)
             self.com_to[k] = self.com_plan.target(contacts, grp)
-            r1, th1 = self.placement.advance(r, th + off, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s, self._T)
+            sc = ter.speed_scale(self.ground_n[k], self._travel_heading(th, off)) if ter is not None else 1.0
+            self.speed_scale[k] = sc
+            r1, th1 = self.placement.advance(r, th + off, sc * c.vx_m_per_s, sc * c.vy_m_per_s, c.wz_rad_per_s,
+                                             self._T)
             th1 -= off
             before, contacts = contacts, contacts.copy()
             lifts = np.zeros(4)

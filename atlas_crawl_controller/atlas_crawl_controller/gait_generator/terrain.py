@@ -1,7 +1,7 @@
 r"""What the gait generator takes from a height map (issue 13 §2; thesis §5.4: foothold planning on a map).
 
 A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.HeightMap` with the generator's
-``terrain.*`` parameters and answers three questions:
+``terrain.*`` parameters and answers four questions:
 
 * **foothold** — near a nominal landing point :math:`p`, the candidate :math:`c` (grid of the map's resolution within
   ``search_radius_m``) minimising
@@ -26,6 +26,10 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
   nominal lift :math:`l`, within ``max_lift_m``.
 * **ground normal** — the least-squares plane :math:`z = a x + b y + d` through the ground under the contacts,
   :math:`n \propto (-a, -b, 1)`, tilted at most ``max_tilt_deg``.
+* **speed** — the command's scale on ground sloping by :math:`\alpha = \operatorname{atan}(|n \cdot d| / n_z)` along
+  the travel direction :math:`d` (up or down): 1 up to ``slow_from_slope_deg``, falling linearly to
+  ``slowest_speed_scale`` at ``slowest_slope_deg`` and beyond (a fast dynamic crawl stalls uphill and falls downhill
+  at full speed).
 
 Heights off the map or next to an unknown cell are NaN; the generator then keeps its blind (flat-ground) plan for
 that contact.
@@ -60,6 +64,9 @@ class Terrain:
         self.max_lift_m = float(p["terrain.max_lift_m"])
         self.pad_m = float(p["terrain.swing_pad_m"])
         self.search_cross_m = min(float(p["terrain.search_radius_cross_m"]), self.search_radius_m)
+        self.slow_from_rad = math.radians(float(p["terrain.slow_from_slope_deg"]))
+        self.slowest_rad = max(math.radians(float(p["terrain.slowest_slope_deg"])), self.slow_from_rad)
+        self.slowest_scale = float(p["terrain.slowest_speed_scale"])
         # candidates and patches on the map's grid, but no finer than 2.5 / 2 cm (a fine user map would otherwise
         # cost ~1e6 lookups per foothold)
         res = max(self.map.resolution_m, 0.025)
@@ -129,6 +136,20 @@ class Terrain:
         need = need[np.isfinite(need)]
         need = float(need.max()) if need.size else 0.0
         return float(np.clip(need - lift_m, 0.0, max(0.0, self.max_lift_m - lift_m)))
+
+    def speed_scale(self, normal, heading_rad: float) -> float:
+        """Scale of the commanded speed on the ground of unit normal ``normal`` (None: 1) travelling along
+        ``heading_rad`` (see the module doc)."""
+        if normal is None:
+            return 1.0
+        n = np.asarray(normal, float)
+        a = math.atan2(abs(n[0] * math.cos(heading_rad) + n[1] * math.sin(heading_rad)), max(n[2], 1e-9))
+        if a <= self.slow_from_rad:
+            return 1.0
+        if a >= self.slowest_rad:
+            return self.slowest_scale
+        f = (a - self.slow_from_rad) / (self.slowest_rad - self.slow_from_rad)
+        return 1.0 + f * (self.slowest_scale - 1.0)
 
     def normal(self, contacts_xy) -> Optional[np.ndarray]:
         """Unit ground normal of the plane through the ground under ``contacts_xy`` (N >= 3, (N, 2)), tilt clamped;
