@@ -21,7 +21,6 @@ import argparse
 import math
 import sys
 import threading
-import time
 
 import yaml
 

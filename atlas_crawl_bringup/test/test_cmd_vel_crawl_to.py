@@ -26,14 +26,13 @@ def _wait(pred, timeout_wall_s):
 def test_cmd_vel_crawls_then_holds_when_stale(stack, goals):  # noqa: F811
     from geometry_msgs.msg import TwistStamped
 
-    from atlas_crawl_controller.gait_sequencer import heading_from_quat
     from atlas_crawl_controller.nodes import topics
     seq = stack.sequencer
     node = stack.create_node("cmd_vel_publisher")
     pub = node.create_publisher(TwistStamped, topics.CMD_VEL, 10)
     assert _wait(lambda: pub.get_subscription_count() > 0, 10.0)
     p0 = stack.sim.sim.pelvis_pose()
-    x0, h0 = p0[0][:2].copy(), None
+    x0 = p0[0][:2].copy()
 
     def send(vx, wz=0.0):
         m = TwistStamped()

@@ -1,7 +1,6 @@
 """Every parameter file and key-frame script loads under a plain C locale, the way the ros2_control plugin's
 isolated embedded interpreter sees them (issue 11: ``UnicodeDecodeError: 'ascii' codec`` on the ``§`` at byte 491
 of a parameter YAML under LANG=C), and no source file opens text without an explicit encoding."""
-import glob
 import json
 import os
 import subprocess

@@ -69,9 +69,9 @@ class SegmentPlan:
     planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
     centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
     ``com_margin_m`` (:func:`margin_point`), the polygon being ``com_support`` when any is set (a shift before a
-    lift: all four contacts stay put while the CoM moves into the support that will remain). With two contacts (a diagonal pair of the dynamic crawl) the
-    plan ends at the point of their segment nearest the centroid of the start contacts (:class:`~.gait_generator.
-    CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
+    lift: all four contacts stay put while the CoM moves into the support that will remain). With two contacts (a
+    diagonal pair of the dynamic crawl) the plan ends at the point of their segment nearest the centroid of the start
+    contacts (:class:`~.gait_generator.CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
 
     def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04,
                  swing_lift_m=None, com_support=None):
@@ -237,9 +237,10 @@ class CartesianLaw:
     def check(self, targets, stance, pose7=None) -> Optional[str]:
         """None if the reference can be tracked, else the reason: at least 3 stance contacts whose targets span a
         support polygon (no three collinear within 2 cm), or a diagonal pair (LW+RK, RW+LK: the swing of the dynamic
-        diagonal-pair crawl, which has no support polygon and relies on a short swing), no target deeper than ``MAX_BELOW_GROUND_M`` under the
-        ground, every target within its limb's reach (chain length) + ``BASE_TRAVEL_M`` of the measured pelvis
-        (``pose7``) and every pair of targets within the sum of their reaches."""
+        diagonal-pair crawl, which has no support polygon and relies on a short swing), no target deeper than
+        ``MAX_BELOW_GROUND_M`` under the ground, every target within its limb's reach (chain length) +
+        ``BASE_TRAVEL_M`` of the measured pelvis (``pose7``) and every pair of targets within the sum of their
+        reaches."""
         from atlas_crawl_kinematics.support import support_polygon
         tg = np.asarray(targets, float).reshape(4, 3)
         st = np.asarray(stance, bool).reshape(4)

@@ -393,7 +393,8 @@ class CrawlControllerCore:
             return False, "stance must have 4 entries", None
         lift = _field(ref, "swing_lift_m", 0.0, float)
         if lift.shape != (4,) or not np.all(np.isfinite(lift)) or np.any(lift < 0) or np.any(lift > MAX_SWING_LIFT_M):
-            return False, f"swing_lift_m must be 4 finite values in [0, {MAX_SWING_LIFT_M}] m, got {lift.tolist()}", None
+            return False, (f"swing_lift_m must be 4 finite values in [0, {MAX_SWING_LIFT_M}] m, got "
+                           f"{lift.tolist()}"), None
         csup = _field(ref, "com_support", False, bool)
         if csup.shape != (4,):
             return False, "com_support must have 4 entries", None

@@ -192,11 +192,12 @@ def _bad_enum(value, table, what) -> Optional[str]:
 def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
     """Crawl goal → (MotionGoal, "") or (None, reason).
 
-    Script: ``gaits.crawl_forward`` / ``gaits.crawl_backward`` for GAIT_STATIC, ``gaits.crawl_forward_diagonal``
-    for GAIT_DIAGONAL + DIRECTION_FORWARD.  GAIT_DIAGONAL with a Cartesian method runs the gait generator's
-    diagonal-pair pattern (``gait_generator.diagonal_pairs.*``), forward or backward, only with the experimental
-    ``generator.diagonal_enabled``; with METHOD_KEYFRAME backward (no such key-frame gait) it is rejected.  A goal object without a ``gait`` field (plain-class callers written before
-    the field existed) means GAIT_STATIC, the message default.
+    Script: ``gaits.crawl_forward`` / ``gaits.crawl_backward`` for GAIT_STATIC, ``gaits.crawl_forward_diagonal`` for
+    GAIT_DIAGONAL + DIRECTION_FORWARD. GAIT_DIAGONAL with a Cartesian method runs the gait generator's diagonal-pair
+    pattern (``gait_generator.diagonal_pairs.*``), forward or backward, only with the experimental
+    ``generator.diagonal_enabled``; with METHOD_KEYFRAME backward (no such key-frame gait) it is rejected. A goal
+    object without a ``gait`` field (plain-class callers written before the field existed) means GAIT_STATIC, the
+    message default.
     """
     gait_val = getattr(goal, "gait", 0)
     for val, table, what in ((goal.direction, CRAWL_DIRECTIONS, "direction"), (goal.loop_mode, CRAWL_LOOP,
@@ -984,7 +985,8 @@ class GaitSequencer:
                                                                        max_limb)
         e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
         g["h_sum"], g["n"] = 0.0, 0
-        g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)     # the steps sent so far stay as sent
+        # the steps sent so far stay as sent
+        g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)
         self._use_map(g["gen"], support)
         dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
         steer = 0.0

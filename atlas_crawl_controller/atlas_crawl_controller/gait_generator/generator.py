@@ -5,14 +5,15 @@ pose by :meth:`CrawlGaitGenerator.observe` (issue 12 §1; thesis §4.1.3 static 
 Per step ``k`` (limbs ``G`` = :meth:`.ContactSequence.group`: one limb, or a diagonal pair with ``pattern``
 ``diagonal_pairs``): shift the CoM from its last target to the margin point of the support without ``G``
 (:class:`.CoMPlan`), then swing ``G`` on the lifted arc (:func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc`) to
-their landing points (:class:`.FootPlacement`), the others held. At the start of each step, :class:`.PlacementFeedback` turns the measured heading / lateral errors into
-increments of the pattern reference :math:`(r_k, \theta_k)`, and steps ``k..`` are planned again from the contacts
-as they stand (the limbs already placed are not moved). Future steps are the nominal prediction (the tracker's lift
-lookahead samples them).
+their landing points (:class:`.FootPlacement`), the others held. At the start of each step,
+:class:`.PlacementFeedback` turns the measured heading / lateral errors into increments of the pattern reference
+:math:`(r_k, \theta_k)`, and steps ``k..`` are planned again from the contacts as they stand (the limbs already placed
+are not moved). Future steps are the nominal prediction (the tracker's lift lookahead samples them).
 
 With a fresh height map (:meth:`CrawlGaitGenerator.use_map`, :mod:`.terrain`; issue 13 §2) the next
-``terrain.horizon_steps`` landing points move to the best foothold near the nominal one and onto the ground's
-height, each swing's apex rises over the ground under its path, and the samples carry the body tilt of the ground
+``terrain.horizon_steps`` landing points move to the best foothold near the nominal one and onto the ground's height,
+each swing's apex rises over the ground under its path, the command is scaled down on ground sloping along the travel
+(``terrain.slow_from_slope_deg``; :attr:`speed_scale` per step), and the samples carry the body tilt of the ground
 under the contacts (``extra["tilt_R"]``, relative to the ground at the start). Without one: blind placement (heights
 as they stand, flat-ground swing), and :attr:`terrain_reason` says why.
 """
