@@ -93,7 +93,7 @@ class SegmentPlan:
             from atlas_crawl_kinematics.com_modulation import fast_margin_point
             self.c1 = fast_margin_point(self.p1[:, :2].mean(axis=0), self.p1[sup, :2], com_margin_m)
         elif self.c0 is not None and sup.sum() == 2:
-            from .gait_generator.com_plan import nearest_on_segment
+            from atlas_crawl_kinematics.support import nearest_on_segment
             a, b = self.p1[sup, :2]
             self.c1 = nearest_on_segment(self.p0[:, :2].mean(axis=0), a, b)
         self._dp = self.p1 - self.p0

@@ -27,6 +27,7 @@ __all__ = [
     "InvalidSupportError",
     "support_polygon",
     "stability_margin",
+    "nearest_on_segment",
     "point_in_polygon",
     "spatial_frame",
 ]
@@ -85,11 +86,17 @@ def support_polygon(points_xy: ArrayLike) -> NDArray[np.float64]:
     return uniq[hull.vertices].copy()
 
 
-def _point_segment_distance(p: NDArray, a: NDArray, b: NDArray) -> float:
+def nearest_on_segment(p: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray:
+    """The point of the segment ``a``–``b`` (x, y) nearest ``p`` (``a`` if the segment is a point)."""
+    p, a, b = (np.asarray(v, float)[:2] for v in (p, a, b))
     ab = b - a
     denom = float(ab @ ab)
     t = 0.0 if denom == 0.0 else float(np.clip((p - a) @ ab / denom, 0.0, 1.0))
-    return float(np.linalg.norm(p - (a + t * ab)))
+    return a + t * ab
+
+
+def _point_segment_distance(p: NDArray, a: NDArray, b: NDArray) -> float:
+    return float(np.linalg.norm(np.asarray(p, float)[:2] - nearest_on_segment(p, a, b)))
 
 
 def stability_margin(point_xy: ArrayLike, polygon_xy: ArrayLike) -> float:

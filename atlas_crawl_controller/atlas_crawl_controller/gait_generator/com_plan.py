@@ -14,17 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from atlas_crawl_kinematics.cartesian_gait import margin_point
-from atlas_crawl_kinematics.support import stability_margin, support_polygon
+from atlas_crawl_kinematics.support import nearest_on_segment, stability_margin, support_polygon
 
-__all__ = ["CoMPlan", "nearest_on_segment"]
-
-
-def nearest_on_segment(p, a, b) -> np.ndarray:
-    """The point of the segment ``a``–``b`` (x, y) nearest ``p``: the CoM target over a two-contact support."""
-    p, a, b = (np.asarray(v, float)[:2] for v in (p, a, b))
-    d = b - a
-    s = float(np.clip((p - a) @ d / max(float(d @ d), 1e-12), 0.0, 1.0))
-    return a + s * d
+__all__ = ["CoMPlan"]
 
 
 def _lifting(lifting) -> set:
