@@ -9,10 +9,11 @@
 
 Objective per trial (fresh sim each, the ``--modes``, ``--seeds`` trials each: seed 0 from the nominal stance, seed
 k > 0 with the runner's 0.01 rad start noise, ``--cycles`` cycles):
-``mean over runs of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall), i.e. the straight-crawl
-targets normalised. ``--fixed`` generator parameters are held (e.g. a faster timing); ``--speed-target`` adds the
-timing and the command to the search and 20 x the relative speed shortfall to the cost; ``--ranges`` adds or
-replaces searched ranges. Prints the best parameters as
+``mean over runs of |drift m/gait| / 0.005 + |turn deg/gait| / 0.2`` (+100 per fall or run that went the wrong
+way), i.e. the straight-crawl targets normalised. ``--fixed`` generator parameters are held (e.g. a faster timing);
+``--speed-target`` adds the timing and the command to the search and 20 x the relative shortfall of the progress
+speed (along the commanded direction) to the cost; ``--ranges`` adds or replaces searched ranges; ``--scenes``
+repeats every run in each scene (70 % of the speed target off the flat floor). Prints the best parameters as
 ``--set`` arguments of ``python -m atlas_crawl_eval.gen_crawl``.
 """
 from __future__ import annotations
@@ -32,8 +33,11 @@ FEEDBACK_RANGES = {"feedback.heading_gain": (0.0, 0.6), "feedback.max_heading_st
 SPEED_RANGES = {"t_shift_s": (0.15, 0.5), "t_swing_s": (0.15, 0.4), "vx": (0.05, 0.35)}
 
 
-def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0, ranges=None):
-    """``ranges`` {name: (lo, hi)}: searched parameters added to / replacing the defaults ("vx" is the command)."""
+def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0, ranges=None,
+                      scenes=("",)):
+    """``ranges`` {name: (lo, hi)}: searched parameters added to / replacing the defaults ("vx" is the command);
+    ``scenes``: every run is repeated in each ("" the flat floor; off the flat floor the speed target is 70 %, the
+    robustness matrix's share of the flat speed)."""
     fixed = dict(fixed or {})
     space = {**FEEDBACK_RANGES, **(SPEED_RANGES if speed_target > 0 else {}), **(ranges or {})}
 
@@ -46,19 +50,20 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, spe
             params.update({"max_stride_m": 1.0, "limits.vx_m_per_s": 1.0})
         params.update(fixed)
         cost, n = 0.0, 0
-        for mode in modes:
-            for seed in range(seeds):
-                r = gen_crawl.run_trial(mode, ns, seed, params, noise_rad=0.01 if seed > 0 else 0.0)
-                n += 1
-                if r["fell"] or not math.isfinite(r["drift_per_gait_m"]):
-                    cost += 100.0
-                    continue
-                cost += abs(r["drift_per_gait_m"]) / 0.005 + abs(r["turn_per_gait_deg"]) / 0.2
-                if speed_target > 0:   # 20 per speed_target of shortfall (a speed it does not reach costs most)
-                    v = abs(r["velocity_m_s"]) if math.isfinite(r["velocity_m_s"]) else 0.0
-                    cost += 20.0 * max(0.0, speed_target - v) / speed_target
-                trial.set_user_attr(f"{mode}_{seed}", {k: r[k] for k in ("velocity_m_s", "drift_per_gait_m",
-                                                                          "turn_per_gait_deg")})
+        for mode, scene, seed in ((m, sc, sd) for m in modes for sc in scenes for sd in range(seeds)):
+            ns.scene = scene
+            target = speed_target * (1.0 if scene in ("", "flat") else 0.7)
+            r = gen_crawl.run_trial(mode, ns, seed, params, noise_rad=0.01 if seed > 0 else 0.0)
+            n += 1
+            if r["fell"] or r["wrong_way"] or not math.isfinite(r["drift_per_gait_m"]):
+                cost += 100.0
+                continue
+            cost += abs(r["drift_per_gait_m"]) / 0.005 + abs(r["turn_per_gait_deg"]) / 0.2
+            if speed_target > 0:   # 20 per speed_target of shortfall (a speed it does not reach costs most)
+                v = r["progress_m_s"] if math.isfinite(r["progress_m_s"]) else 0.0   # along the commanded way
+                cost += 20.0 * max(0.0, target - v) / target
+            keys = ("velocity_m_s", "progress_m_s", "drift_per_gait_m", "turn_per_gait_deg")
+            trial.set_user_attr(f"{mode}_{scene or 'flat'}_{seed}", {k: r[k] for k in keys})
         return cost / n
 
     return objective
@@ -75,6 +80,9 @@ def main():
                          "shortfall below this speed added to the cost")
     ap.add_argument("--fixed", nargs="*", default=[], metavar="NAME=VALUE",
                     help="generator parameters held fixed (config/gait_generator_parameters.yaml)")
+    ap.add_argument("--scenes", nargs="*", default=[""], metavar="SCENE",
+                    help="each run in every scene (as gen_crawl --scene; '' or flat: the flat floor); off the flat "
+                         "floor the speed target is 70 %% of --speed-target")
     ap.add_argument("--ranges", nargs="*", default=[], metavar="NAME=LO:HI",
                     help="searched ranges added to or replacing the defaults (a generator parameter, or vx)")
     gen_crawl_args = ["--cycles", "10"]
@@ -101,7 +109,7 @@ def main():
         k, v = kv.split("=", 1)
         lo, hi = (float(x) for x in v.split(":"))
         ranges[k] = (lo, hi)
-    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target, ranges),
+    study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target, ranges, tuple(a.scenes)),
                    n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@ Each trial: a fresh simulator, the runner's nominal hands-and-knees stance (:fun
 the controller's :class:`~atlas_crawl_controller.gait_generator.CrawlGaitGenerator` tracked by the controller's
 crawl tracker (:func:`iik_crawl.track`, which calls the generator's ``observe`` with the measured pelvis every
 tick). Prints speed (m/s), drift (m/gait), turn (°/gait), s/circle, falls, beside the key-frame gaits' figures
-(README, part loop 10 × 10) and the issue-12 targets. Exit 1 on any fall.
+(README, part loop 10 × 10) and the issue-12 targets, and the signed progress along the commanded direction (a
+backward crawl that slid forward down a slope is flagged WRONG WAY). Exit 1 on any fall or wrong way.
 """
 from __future__ import annotations
 
@@ -154,6 +155,8 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
                                                    "distance_per_gait_m", "progress_per_gait_m",
                                                    "time_per_circle_extrapolated_s", "radius_m", "turn_per_cycle_deg")})
     row["com_displacement_per_cycle_m"] = com_displacement_per_cycle(arr)
+    row["progress_m_s"], row["wrong_way"] = progress_along(mode, row["progress_per_gait_m"], gen.seq.cycle_s)
+    row["wrong_way"] = row["wrong_way"] and not row["fell"]
     if mode == "turn":
         row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
     if mode == "arc":
@@ -166,6 +169,18 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     p, R = sensed_base(sim)
     row["end_xy"] = [float(p[0]), float(p[1])]
     return row
+
+
+def progress_along(mode: str, progress_per_gait_m: float, cycle_s: float) -> tuple[float, bool]:
+    """(progress speed along the commanded direction in m/s, went the wrong way) of a straight or arc run; (NaN,
+    False) for a turn on the spot. The thesis' velocity is |displacement| / time, so a backward crawl that slides
+    forward down a slope has a speed too; the signed progress (metrics ``progress_per_gait_m``: + forward) says
+    which way it went. A NaN progress (no full cycle) counts as the wrong way."""
+    sign = {"forward": 1.0, "arc": 1.0, "backward": -1.0}.get(mode)
+    if sign is None:
+        return math.nan, False
+    v = sign * float(progress_per_gait_m) / float(cycle_s)
+    return v, not v > 0.0
 
 
 def gait_params(mode: str, a, params: dict):
@@ -236,17 +251,21 @@ def main(argv=None) -> int:
                 rows.append(r)
                 arc = (f" arc radius {r['arc_radius_m']:.3f} m for {r['radius_target_m']:.2f} m "
                        f"({r['arc_radius_error_pct']:+.1f} %)," if mode == "arc" else "")
-                print(f"{mode:8s} seed {r['seed']}:{arc} {r['velocity_m_s']:.4f} m/s, drift "
+                way = (f" (progress {r['progress_m_s']:+.4f} m/s{', WRONG WAY' if r['wrong_way'] else ''})"
+                       if math.isfinite(r["progress_m_s"]) else "")
+                print(f"{mode:8s} seed {r['seed']}:{arc} {r['velocity_m_s']:.4f} m/s{way}, drift "
                       f"{r['drift_per_gait_m']:.4f} m/gait, turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle "
                       f"{r['time_per_circle_s']:.1f}, fell {r['fell']} {r['fall_reason']} {r.get('metric_error', '')} "
                       f"(wall {r['wall_s']:.0f} s)", flush=True)
-    print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | falls | key-frame gait | target |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | falls | wrong way | key-frame gait "
+          "| target |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for mode in a.modes:
         rs = [r for r in rows if r["mode"] == mode]
         m = lambda k: float(np.nanmean([r[k] for r in rs]))  # noqa: E731
         print(f"| {mode} | {m('velocity_m_s'):.4f} | {m('drift_per_gait_m'):.4f} | {m('turn_per_gait_deg'):+.2f} | "
-              f"{m('time_per_circle_s'):.1f} | {sum(r['fell'] for r in rs)}/{len(rs)} | {KEYFRAME[mode]} | "
+              f"{m('time_per_circle_s'):.1f} | {sum(r['fell'] for r in rs)}/{len(rs)} | "
+              f"{sum(r['wrong_way'] for r in rs)}/{len(rs)} | {KEYFRAME[mode]} | "
               f"{TARGETS[mode]} |")
     arcs = [r for r in rows if r["mode"] == "arc"]
     if arcs:
@@ -262,7 +281,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "gen_crawl.json").write_text(json.dumps(dict(args=vars(a), params=params, rows=rows), indent=1,
                                                    default=str), encoding="utf-8")
-    return 1 if any(r["fell"] for r in rows) else 0
+    return 1 if any(r["fell"] or r["wrong_way"] for r in rows) else 0
 
 
 if __name__ == "__main__":

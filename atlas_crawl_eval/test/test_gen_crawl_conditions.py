@@ -61,3 +61,19 @@ def test_arc_radius_samples_one_phase_per_cycle_and_ignores_the_sway():
             command_for("arc", 0.035, 0.0, bad)
     with pytest.raises(ValueError):
         fit_circle([[0.0, 0.0], [1.0, 0.0]])
+
+
+def test_progress_along_the_commanded_direction_flags_a_crawl_that_went_the_wrong_way():
+    """A backward crawl that slid forward down a slope has a thesis velocity (|displacement| / time) but must be
+    flagged; a turn on the spot has no direction to check."""
+    from atlas_crawl_eval.gen_crawl import progress_along
+    assert progress_along("backward", -0.134, 0.46) == pytest.approx((0.134 / 0.46, False))
+    v, wrong = progress_along("backward", 0.036, 0.46)
+    assert v < 0 and wrong
+    v, wrong = progress_along("forward", -0.01, 0.6)
+    assert v < 0 and wrong
+    assert progress_along("forward", 0.2, 0.5) == pytest.approx((0.4, False))
+    assert progress_along("arc", 0.1, 0.5)[1] is False
+    v, wrong = progress_along("turn", 0.3, 0.5)
+    assert math.isnan(v) and not wrong
+    assert progress_along("forward", float("nan"), 0.5)[1] is True
