@@ -15,8 +15,9 @@ pose noise, push phases and directions), so the results do not depend on the num
 Per run: fell (the controller's fall definition on ground truth), ceiling touches (tunnel scenes), speed (crawls:
 progress per gait along the start heading, in the gait's direction, m; turns: heading change per gait in the
 turn's direction, deg), drift (crawls: the thesis' drift per gait; turns: net CoM displacement per gait), success
-= no fall, no ceiling touch and metrics computed. Per cell (gait × scene × disturbance): success rate, mean speed
-of the successful runs and its % of the same gait's flat/none speed, mean drift, falls. Written to
+= no fall, no ceiling touch, metrics computed and a positive speed (a backward crawl that slid forward down a slope,
+or a turn the wrong way round, is a failed run: "wrong way"). Per cell (gait × scene × disturbance): success rate,
+mean speed of the successful runs and its % of the same gait's flat/none speed, mean drift, falls. Written to
 ``<out>/robustness.json``, ``report.md`` and ``heatmap.png``; failed runs are listed with the command that
 replays them (``--video`` films every run of a replay).
 """
@@ -136,9 +137,28 @@ def run_generator(job: dict) -> dict:
         else:
             r["speed"] = DIRECTION[g] * float(row["progress_per_gait_m"])
             r["drift_m"] = float(row["drift_per_gait_m"])
-    r["success"] = not r["fell"] and r["ceiling_touches"] == 0 and not r["error"]
+    judge(r)
     r["wall_s"] = round(time.monotonic() - t0, 2)
     return r
+
+
+def judge(r: dict) -> dict:
+    """``r["wrong_way"]``: metrics computed but no progress in the gait's direction (speed <= 0); ``r["success"]``:
+    no fall, no ceiling touch, no metric error, not the wrong way."""
+    r["wrong_way"] = not r["error"] and not r["fell"] and not r["speed"] > 0.0
+    r["success"] = not r["fell"] and r["ceiling_touches"] == 0 and not r["error"] and not r["wrong_way"]
+    return r
+
+
+def failure(r: dict) -> str:
+    """Why a run failed, in a few words."""
+    if r["fell"]:
+        return f"fell at {r['fall_time_s']:.2f} s" if r.get("fall_time_s") is not None else "fell"
+    if r["ceiling_touches"]:
+        return f"touched the ceiling ({r['ceiling_touches']} x 10 ms)"
+    if r.get("wrong_way"):
+        return f"wrong way (speed {r['speed']:+.3g} {speed_unit(r['gait'])})"
+    return r["error"]
 
 
 def run_name(gait: str, scene: str, disturbance: str, seed: int) -> str:
@@ -175,7 +195,7 @@ def run_one(job: dict) -> dict:
         else:
             r["speed"] = sign * float(m["turn_per_cycle_deg"])
             r["drift_m"] = metrics.com_displacement_per_cycle(log)
-    r["success"] = not r["fell"] and r["ceiling_touches"] == 0 and not r["error"]
+    judge(r)
     r["wall_s"] = round(time.monotonic() - t0, 2)
     return r
 
@@ -262,9 +282,7 @@ def write_report(out: Path, runs: list[dict], cells: list[dict], info: dict) -> 
                   f"| {c['falls']} | {c['ceiling_touch_runs']} |\n")
     md.append(f"\n## Failed runs ({len(fails)})\n\n")
     for r in fails:
-        why = (f"fell at {r['fall_time_s']:.2f} s" if r["fall_time_s"] is not None else "fell") if r["fell"] else (
-            f"touched the ceiling ({r['ceiling_touches']} x 10 ms)" if r["ceiling_touches"] else r["error"])
-        md.append(f"- {r['gait']} / {r['scene']} / {r['disturbance']} / seed {r['seed']}: {why}; replay: "
+        md.append(f"- {r['gait']} / {r['scene']} / {r['disturbance']} / seed {r['seed']}: {failure(r)}; replay: "
                   f"`{replay_command(r, info['cycles'], str(out))}`\n")
     (out / "report.md").write_text("".join(md), encoding="utf-8")
     return out / "report.md"
@@ -295,7 +313,7 @@ def run_matrix(jobs: list[dict], num_cpus: int | None = None, address: str | Non
                 bar.update(1, info=f"{r['gait']} {r['scene']} {r['disturbance']} s{r['seed']}")
                 if not r["success"]:
                     bar.write(f"[robustness] FAIL {run_name(r['gait'], r['scene'], r['disturbance'], r['seed'])}: "
-                              + ("fell" if r["fell"] else "ceiling" if r["ceiling_touches"] else r["error"]))
+                              + failure(r))
         return runs, cpus
     finally:
         if started:

@@ -142,3 +142,21 @@ def test_report_lists_a_fallen_run_with_or_without_its_fall_time(tmp_path):
     info = {"command": "x", "commit": "y", "cycles": 1, "num_cpus": 1, "wall_s": 1.0}
     md = rb.write_report(tmp_path, runs, rb.summarize(runs), info).read_text()
     assert "seed 0: fell at 4.25 s" in md and "seed 1: fell;" in md
+
+
+def test_a_run_that_went_the_wrong_way_is_a_failure(tmp_path):
+    """No fall, metrics computed, but the backward crawl slid forward down the slope (speed <= 0 in the gait's
+    direction): not a success, and the report says why."""
+    base = {"gait": "gen_diagonal_backward", "scene": "slope:direction_deg=180", "disturbance": "none",
+            "ceiling_touches": 0, "pushes": [], "error": "", "drift_m": 0.01, "sim_s": 3.0, "fell": False,
+            "fall_time_s": None}
+    ok, wrong = rb.judge(dict(base, seed=0, speed=0.06)), rb.judge(dict(base, seed=1, speed=-0.006))
+    assert ok["success"] and not ok["wrong_way"]
+    assert wrong["wrong_way"] and not wrong["success"]
+    fell = rb.judge(dict(base, seed=2, speed=float("nan"), fell=True))
+    assert not fell["wrong_way"] and not fell["success"]
+    info = {"command": "x", "commit": "y", "cycles": 1, "num_cpus": 1, "wall_s": 1.0}
+    cells = rb.summarize([ok, wrong])
+    assert cells[0]["success_rate"] == 0.5
+    md = rb.write_report(tmp_path, [ok, wrong], cells, info).read_text()
+    assert "seed 1: wrong way (speed -0.006 m/gait)" in md
