@@ -172,11 +172,12 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
 
 
 def progress_along(mode: str, progress_per_gait_m: float, cycle_s: float) -> tuple[float, bool]:
-    """(progress speed along the commanded direction in m/s, went the wrong way) of a straight or arc run; (NaN,
-    False) for a turn on the spot. The thesis' velocity is |displacement| / time, so a backward crawl that slides
-    forward down a slope has a speed too; the signed progress (metrics ``progress_per_gait_m``: + forward) says
-    which way it went. A NaN progress (no full cycle) counts as the wrong way."""
-    sign = {"forward": 1.0, "arc": 1.0, "backward": -1.0}.get(mode)
+    """(progress speed along the commanded direction in m/s, went the wrong way) of a straight run; (NaN, False) for
+    a turn on the spot or an arc (its start heading is not its direction). The thesis' velocity is |displacement| /
+    time, so a backward crawl that slides forward down a slope has a speed too; the signed progress (metrics
+    ``progress_per_gait_m``: + forward) says which way it went. A NaN progress (no full cycle) counts as the wrong
+    way."""
+    sign = {"forward": 1.0, "backward": -1.0}.get(mode)
     if sign is None:
         return math.nan, False
     v = sign * float(progress_per_gait_m) / float(cycle_s)

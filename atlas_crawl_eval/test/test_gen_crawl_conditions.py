@@ -73,7 +73,7 @@ def test_progress_along_the_commanded_direction_flags_a_crawl_that_went_the_wron
     v, wrong = progress_along("forward", -0.01, 0.6)
     assert v < 0 and wrong
     assert progress_along("forward", 0.2, 0.5) == pytest.approx((0.4, False))
-    assert progress_along("arc", 0.1, 0.5)[1] is False
-    v, wrong = progress_along("turn", 0.3, 0.5)
-    assert math.isnan(v) and not wrong
+    for mode in ("turn", "arc"):    # an arc of 0.5 m turns past 90 deg in 10 cycles: its start heading says nothing
+        v, wrong = progress_along(mode, -0.3, 0.5)
+        assert math.isnan(v) and not wrong
     assert progress_along("forward", float("nan"), 0.5)[1] is True
