@@ -1,10 +1,11 @@
 """Tune the state estimator's noise parameters with optuna (TPE), issue 14 §1.
 
     python lab/tune_state_estimator.py --trials 40 --cycles 3 --turn-cycles 4 --seeds 0 1 --out /tmp/tune_est
+    python lab/tune_state_estimator.py --behaviours crawl_forward crawl_backward turn_left crawl_forward_fast ...
 
 Each trial runs :func:`atlas_crawl_eval.estimator_eval.run` (key-frame gait in a fresh MuJoCo, simulated IMU with
-the sim node's default noise, the estimator fed offline with the planned stance) for the forward crawl, the
-backward crawl and the left turn, and sums the issue's targets, normalised::
+the sim node's default noise, the estimator fed offline with the planned stance) for each of ``--behaviours``
+(default the forward crawl, the backward crawl and the left turn), and sums the issue's targets, normalised::
 
     crawl:  drift_3d % / 2 + yaw deg/m / 1          turn:  position error / 0.02 m + yaw error deg / 1
 
@@ -43,8 +44,8 @@ def _suggest(trial) -> dict:
 def score(params: dict, a) -> tuple[float, dict]:
     cost, figs = 0.0, {}
     for seed in a.seeds:
-        for beh in ("crawl_forward", "crawl_backward", "turn_left"):
-            turn = beh == "turn_left"
+        for beh in a.behaviours:
+            turn = beh.startswith("turn")
             r = ee.run(beh, a.turn_cycles if turn else a.cycles, seed=seed, est_overrides=params)
             if not r.est_valid.any():
                 return 1e3, {}
@@ -65,6 +66,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cycles", type=int, default=3)
     ap.add_argument("--turn-cycles", type=int, default=4)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--behaviours", nargs="+", default=["crawl_forward", "crawl_backward", "turn_left"],
+                    help="key-frame gaits scored (turn_*: position and yaw error; crawls: drift % and yaw deg/m)")
     ap.add_argument("--out", default="/tmp/tune_state_estimator")
     a = ap.parse_args(argv)
     out = Path(a.out)
