@@ -286,3 +286,54 @@ def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():
     for p, v in ((fwd, fwd["crawl_speed_m_per_s"]), (back, -back["crawl_speed_m_per_s"])):
         g = gen(CrawlCommand(v, 0, 0), cycles=2, **p)                   # the defaults form a valid command
         assert g.steps_per_cycle == 2 and g.seq.backward == (v < 0)
+
+
+def _arc_run(fb, pose_at, T=6.0, dt=0.05, cmd=(0.1, 0.0, 0.1)):
+    """Feed ``fb`` the poses ``pose_at(t) -> (xy, heading)`` for T s under ``cmd``; returns update(+1)."""
+    for t in np.arange(dt, T + 1e-9, dt):
+        xy, h = pose_at(float(t))
+        fb.track(float(t), dt, xy, Rz(h), *cmd)
+    return fb.update(1.0)
+
+
+def test_arc_errors_are_taken_on_the_circle_not_on_the_clock():
+    """On an arc (v 0.1 m/s, w 0.1 rad/s: a 1 m circle to the left about (0, 1)), a robot on the circle with the
+    tangent heading has no error even at half the commanded pace (the time-based pose would have run ahead and
+    turned its pattern); one 5 cm outside is steered left, towards the centre; one inside, right."""
+    def on_circle(pace, dr=0.0):
+        def pose(t):
+            a = pace * 0.1 * t                      # angle travelled on the circle
+            r = 1.0 + dr
+            return np.array([r * math.sin(a), 1.0 - r * math.cos(a)]), a
+        return pose
+    for pace in (1.0, 0.5):
+        fb = PlacementFeedback(heading_gain=0.5, lateral_gain_rad_per_m=2.0)
+        fb.start([0.0, 0.0], Rz(0.0))
+        dth, phi, _ = _arc_run(fb, on_circle(pace))
+        assert abs(dth) < 1e-6 and abs(phi) < 1e-6, pace
+    fb = PlacementFeedback(heading_gain=0.0, lateral_gain_rad_per_m=2.0)
+    fb.start([0.0, 0.0], Rz(0.0))
+    assert _arc_run(fb, on_circle(0.5, dr=0.05))[1] > 0       # outside: steer left
+    fb = PlacementFeedback(heading_gain=0.0, lateral_gain_rad_per_m=2.0)
+    fb.start([0.0, 0.0], Rz(0.0))
+    assert _arc_run(fb, on_circle(0.5, dr=-0.05))[1] < 0      # inside: steer right
+    fb = PlacementFeedback(heading_gain=0.5, lateral_gain_rad_per_m=0.0)
+    fb.start([0.0, 0.0], Rz(0.0))
+    pose = on_circle(0.5)
+    dth = _arc_run(fb, lambda t: (pose(t)[0], pose(t)[1] + 0.04))[0]
+    assert dth < 0                                            # heading 0.04 rad left of the tangent: turn right
+
+
+def test_a_new_arc_command_starts_a_new_circle_and_lines_keep_their_samples():
+    fb = PlacementFeedback(heading_gain=0.5, lateral_gain_rad_per_m=2.0)
+    fb.start([0.0, 0.0], Rz(0.0))
+    fb.track(0.1, 0.1, [0.0, 0.0], Rz(0.0))                   # held (no command): a line sample
+    fb.track(0.2, 0.1, [0.01, 0.0], Rz(0.0), 0.1, 0.0, 0.1)   # arc samples
+    c1 = fb._arc[1].copy()
+    fb.track(0.3, 0.1, [0.02, 0.0], Rz(0.0), 0.1, 0.0, -0.2)  # new command: new circle, to the right
+    assert fb._arc[1][1] < 0 < c1[1]
+    fb.update(1.0)
+    fb.track(0.4, 0.1, [0.03, 0.0], Rz(0.0), 0.1, 0.0, 0.0)   # straight again
+    assert fb._arc is None
+    dth, phi, _ = fb.update(1.0)
+    assert math.isfinite(dth) and math.isfinite(phi)

@@ -20,6 +20,13 @@ and without translation (turn on the spot) the reference is shifted back to the 
 
 ``t``, ``n``: desired heading and its left normal. The desired point re-syncs along the path
 (:math:`p_d \leftarrow p_d + (e\cdot t)t`), so a slower crawl is not chased, only held on its line.
+
+On an arc (translation and turn: the command's circle of radius :math:`\rho = |v| / |\omega|` about the centre
+:math:`c` fixed when the command starts) both errors are taken against the nearest point of the circle instead of
+the time-integrated pose: :math:`e = (|p_m - c| - \rho)\,u`, :math:`u = (p_m - c)/|p_m - c|`, and the desired
+heading is the tangent's there. A crawl slower than commanded then follows the circle at its own pace; with the
+time-based heading, its pattern kept turning at :math:`\omega` and the path's radius missed by up to +79 %
+(session 11).
 The pelvis also sways ±25° within a cycle (one period per cycle, a different phase at each limb's step), so the
 errors are the means over the last ``window_s`` (one cycle) of per-tick errors (:meth:`track`), not single samples.
 Signs: a robot yawed left (:math:`\psi_m > \psi_d`) gets its pattern turned right; a robot left of its line
@@ -65,13 +72,15 @@ class PlacementFeedback:
         self.delta = np.zeros(2)
         self.log = []
         self.window_s = float(window_s)
-        self._buf = []          # (t, e_psi, e_x, e_y) per tick
+        self._buf = []          # (t, e_psi, e_x, e_y) per tick (+ the path heading there, on an arc)
+        self._arc = None        # (command, centre, radius, sense, beta) of the running arc
 
     def start(self, pelvis_xy, pelvis_R) -> None:
         self.psi0 = pelvis_heading_rad(pelvis_R)
         self.p_d = np.asarray(pelvis_xy, float)[:2].copy()
         self.psi_d = self.psi0
         self.dtheta, self.delta = 0.0, np.zeros(2)
+        self._arc = None
         self.started = True
 
     def advance_desired(self, vx, vy, wz, dt) -> None:
@@ -91,14 +100,50 @@ class PlacementFeedback:
         if not self.started:
             self.start(p, R)
         self.advance_desired(vx, vy, wz, dt)
-        e = p - self.p_d
-        self._buf.append((t, wrap(pelvis_heading_rad(R) - self.psi_d), e[0], e[1]))
+        arc = self._arc_of(vx, vy, wz)
+        if arc is None:
+            e = p - self.p_d
+            self._buf.append((t, wrap(pelvis_heading_rad(R) - self.psi_d), e[0], e[1]))
+        else:
+            _cmd, c, rho, sense, beta = arc
+            d = p - c
+            r = float(np.hypot(d[0], d[1]))
+            if r < 1e-6:
+                return
+            u = d / r
+            psi_t = math.atan2(sense * u[0], -sense * u[1]) - beta     # heading whose travel is the tangent
+            e = (r - rho) * u
+            self._buf.append((t, wrap(pelvis_heading_rad(R) - psi_t), e[0], e[1], psi_t))
         while self._buf and self._buf[0][0] < t - self.window_s:
             self._buf.pop(0)
+
+    def _arc_of(self, vx, vy, wz):
+        """The running arc (command, centre, radius, sense ±1, travel angle β) for a command with translation and
+        turn, else None; a new command starts a new circle through the desired pose."""
+        v = math.hypot(vx, vy)
+        if v == 0.0 or wz == 0.0:
+            self._arc = None
+            return None
+        cmd = (vx, vy, wz)
+        if self._arc is None or self._arc[0] != cmd:
+            beta = math.atan2(vy, vx)
+            sense = 1.0 if wz > 0 else -1.0
+            rho = v / abs(wz)
+            a = self.psi_d + beta
+            centre = self.p_d + sense * rho * np.array([-math.sin(a), math.cos(a)])
+            self._arc = (cmd, centre, rho, sense, beta)
+        return self._arc
 
     def update(self, travel_sign: float = 1.0):
         """New corrections (Δθ, φ, δ) from the window's mean errors; ``travel_sign``: sign of vx (0: no translation,
         the reference is held on the start point). Without samples nothing changes."""
+        if not self._buf:
+            return self.dtheta, self.phi, self.delta.copy()
+        if self._arc is not None:
+            arc_rows = [x for x in self._buf if len(x) == 5]
+            if arc_rows:
+                return self._update_arc(arc_rows, travel_sign)
+        self._buf = [x for x in self._buf if len(x) == 4]    # samples taken on a line (or held)
         if not self._buf:
             return self.dtheta, self.phi, self.delta.copy()
         b = np.array(self._buf)
@@ -122,5 +167,19 @@ class PlacementFeedback:
             tot = float(np.linalg.norm(self.delta))
             if tot > self.max_p:
                 self.delta *= self.max_p / tot
+        self.log.append((e_psi, e_n, e_t, self.dtheta, self.phi, *self.delta))
+        return self.dtheta, self.phi, self.delta.copy()
+
+    def _update_arc(self, rows, travel_sign: float):
+        """:meth:`update` on an arc: the window's errors against the circle (each sample in its own path frame; no
+        re-sync, the errors are already taken at the nearest point of the path)."""
+        b = np.array(rows)
+        e_psi = float(np.mean(b[:, 1]))
+        c, s = np.cos(b[:, 4]), np.sin(b[:, 4])
+        e_t = float(np.mean(b[:, 2] * c + b[:, 3] * s))
+        e_n = float(np.mean(-b[:, 2] * s + b[:, 3] * c))
+        self.dtheta -= float(np.clip(self.k_psi * e_psi, -self.max_dpsi, self.max_dpsi))
+        sign = travel_sign if travel_sign != 0.0 else 1.0
+        self.phi = -math.copysign(1.0, sign) * float(np.clip(self.k_phi * e_n, -self.max_phi, self.max_phi))
         self.log.append((e_psi, e_n, e_t, self.dtheta, self.phi, *self.delta))
         return self.dtheta, self.phi, self.delta.copy()
