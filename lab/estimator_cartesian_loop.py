@@ -9,6 +9,7 @@ re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU no
         [--set leg.max_imu_only_s=0.3 ...] [--gen-set crawl_speed_m_per_s=0.005 ...]
         [--seq-set generator.max_limb_error_m=0 ...] [--scene slope:angle_deg=5] [--disturbance gains]
         [--push-ns 0 30 0 --push-at-s 20]
+        [--gait diagonal]    # the gait generator's dynamic diagonal-pair crawl
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -35,7 +36,7 @@ from atlas_crawl_kinematics.support import crawl_heading_rad
 
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
         ground_truth: bool = False, gen_set: dict | None = None, seq_set: dict | None = None, scene: str = "",
-        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0) -> dict:
+        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static") -> dict:
     from atlas_crawl_eval.gen_crawl import make_sim
     sim = make_sim(scene, disturbance, seed)
     sim.fall_check = "crawl"
@@ -77,7 +78,7 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
     seq = GaitSequencer(seq_params().values(seq_set or {}))
     seq.set_generator_params(gen_set or None)
     seq.start(MotionGoal(kind="crawl", script="", method="iik", direction=direction, cycles=cycles,
-                         max_cycles=cycles), 0.0, pose7(), support())
+                         max_cycles=cycles, gait=gait), 0.0, pose7(), support())
     n_ctrl = max(1, int(round(1.0 / (core.params["update_rate_hz"] * sim.dt))))
     n_seq = max(1, int(round(0.01 / sim.dt)))
     gt, es = [], []
@@ -130,6 +131,9 @@ def main(argv=None) -> int:
     ap.add_argument("--disturbance", default="none", help="gains | mass | friction_low | friction_high")
     ap.add_argument("--push-ns", type=float, nargs=3, default=None, help="a world-frame push impulse (N s), 0.1 s")
     ap.add_argument("--push-at-s", type=float, default=20.0, help="when the push starts (s after the goal)")
+    ap.add_argument("--gait", choices=("static", "diagonal"), default="static",
+                    help="the Crawl goal's gait (diagonal: the gait generator's diagonal pairs; started here directly, "
+                         "the graph's goal check, generator.diagonal_enabled, is not in this loop)")
     ap.add_argument("--gen-set", nargs="*", default=[], help="gait generator parameters, name=value (e.g. "
                     "crawl_speed_m_per_s=0.005: stepping nearly in place)")
     a = ap.parse_args(argv)
@@ -137,7 +141,7 @@ def main(argv=None) -> int:
     pcts = []
     for s in a.seed:
         r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set),
-                _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s)
+                _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s, a.gait)
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "
