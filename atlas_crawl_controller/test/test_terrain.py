@@ -160,3 +160,24 @@ def test_speed_scales_down_on_a_slope_along_the_travel_only(sign):
 def test_default_static_crawl_keeps_its_speed_on_slopes():
     g, _ = gen(grid_map(lambda X, Y: math.tan(math.radians(10.0)) * X))
     assert np.allclose(g.speed_scale, 1.0)
+
+
+def test_speed_scales_down_before_a_step_ahead_but_not_on_a_plain_slope():
+    """A 10 cm step 0.3 m ahead of the hands is met at slowest_speed_scale (the dynamic crawl fell there at full
+    speed); a 10 deg slope leaves the contact plane by nothing, the flat floor too; behind the robot (travelling
+    backward, away from it) the step is not ahead; the check off (1.0) never scales."""
+    kw = dict(slow_from_step_m=0.04, slowest_step_m=0.07, slowest_speed_scale=0.33, lookahead_m=0.4)
+    ter = Terrain(grid_map(step_up(x0=0.96)), params(**kw))
+    assert ter.step_ahead_m(C0[:, :2], 0.0) == pytest.approx(0.1, abs=1e-9)
+    assert ter.step_scale(C0[:, :2], 0.0) == pytest.approx(0.33)
+    assert ter.step_scale(C0[:, :2], math.pi) == 1.0              # backward: the corridor runs the other way
+    slope = Terrain(grid_map(lambda X, Y: math.tan(math.radians(10.0)) * X), params(**kw))
+    assert slope.step_ahead_m(C0[:, :2], 0.0) == pytest.approx(0.0, abs=1e-9)
+    assert slope.step_scale(C0[:, :2], 0.0) == 1.0
+    half = Terrain(grid_map(step_up(x0=0.96, h=0.055)), params(**kw))
+    assert half.step_scale(C0[:, :2], 0.0) == pytest.approx(1.0 + 0.5 * (0.33 - 1.0), abs=1e-6)   # linear
+    off = Terrain(grid_map(step_up(x0=0.96)), params(slow_from_step_m=1.0))
+    assert off.step_scale(C0[:, :2], 0.0) == 1.0
+    g, _ = gen(grid_map(step_up(x0=0.96)), **kw)
+    flat, _ = gen(grid_map(lambda X, Y: 0 * X), **kw)
+    assert g.speed_scale[0] == pytest.approx(0.33) and np.allclose(flat.speed_scale, 1.0)

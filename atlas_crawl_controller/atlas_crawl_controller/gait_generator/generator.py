@@ -260,7 +260,12 @@ class CrawlGaitGenerator:
         for k in range(k0, self.n_steps):
             grp = self.seq.group(k)
             self.com_to[k] = self.com_plan.target(contacts, grp)
-            sc = ter.speed_scale(self.ground_n[k], self._travel_heading(th, off)) if ter is not None else 1.0
+            sc = 1.0
+            if ter is not None:
+                hd = self._travel_heading(th, off)
+                sc = ter.speed_scale(self.ground_n[k], hd)
+                if k < horizon:     # the map covers the robot's surroundings only
+                    sc = min(sc, ter.step_scale(contacts[:, :2], hd))
             self.speed_scale[k] = sc
             r1, th1 = self.placement.advance(r, th + off, sc * c.vx_m_per_s, sc * c.vy_m_per_s, c.wz_rad_per_s,
                                              self._T)

@@ -29,7 +29,10 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
 * **speed** — the command's scale on ground sloping by :math:`\alpha = \operatorname{atan}(|n \cdot d| / n_z)` along
   the travel direction :math:`d` (up or down): 1 up to ``slow_from_slope_deg``, falling linearly to
   ``slowest_speed_scale`` at ``slowest_slope_deg`` and beyond (a fast dynamic crawl stalls uphill and falls downhill
-  at full speed).
+  at full speed). Also scaled, by the same rule in metres, when the ground in the corridor from the knees to
+  ``lookahead_m`` ahead of the hands leaves the plane through the ground under the contacts by more than
+  ``slow_from_step_m`` (down to ``slowest_speed_scale`` at ``slowest_step_m``): a step or a block ahead is met
+  slowly, while a plain slope leaves that plane by nothing. The smaller of the two scales applies.
 
 Heights off the map or next to an unknown cell are NaN; the generator then keeps its blind (flat-ground) plan for
 that contact.
@@ -67,6 +70,9 @@ class Terrain:
         self.slow_from_rad = math.radians(float(p["terrain.slow_from_slope_deg"]))
         self.slowest_rad = max(math.radians(float(p["terrain.slowest_slope_deg"])), self.slow_from_rad)
         self.slowest_scale = float(p["terrain.slowest_speed_scale"])
+        self.slow_from_step_m = float(p["terrain.slow_from_step_m"])
+        self.slowest_step_m = max(float(p["terrain.slowest_step_m"]), self.slow_from_step_m)
+        self.lookahead_m = float(p["terrain.lookahead_m"])
         # candidates and patches on the map's grid, but no finer than 2.5 / 2 cm (a fine user map would otherwise
         # cost ~1e6 lookups per foothold)
         res = max(self.map.resolution_m, 0.025)
@@ -149,6 +155,43 @@ class Terrain:
         if a >= self.slowest_rad:
             return self.slowest_scale
         f = (a - self.slow_from_rad) / (self.slowest_rad - self.slow_from_rad)
+        return 1.0 + f * (self.slowest_scale - 1.0)
+
+    def step_ahead_m(self, contacts_xy, heading_rad: float) -> float:
+        """Largest height of the known ground off the plane through the ground under ``contacts_xy`` (4, 2), in the
+        corridor from the rearmost contact to ``lookahead_m`` ahead of the foremost one along ``heading_rad`` and as
+        wide as the contacts (the map's grid, no finer than 2.5 cm); 0 when fewer than 3 contacts are on the map."""
+        xy = np.asarray(contacts_xy, float).reshape(-1, 2)
+        z = self.map.heights_at(xy)
+        ok = np.isfinite(z)
+        if ok.sum() < 3:
+            return 0.0
+        (a, b, d), *_ = np.linalg.lstsq(np.c_[xy[ok], np.ones(ok.sum())], z[ok], rcond=None)
+        t = np.array([math.cos(heading_rad), math.sin(heading_rad)])
+        n = np.array([-t[1], t[0]])
+        along, across = xy @ t, xy @ n
+        res = max(float(self.map.resolution_m), 0.025)      # as the foothold grid: a fine map costs no more
+        s = np.arange(along.min(), along.max() + self.lookahead_m + 1e-9, res)
+        w = np.arange(across.min(), across.max() + 1e-9, res)
+        S, W = np.meshgrid(s, w, indexing="ij")
+        pts = S.reshape(-1, 1) * t + W.reshape(-1, 1) * n
+        h = self.map.heights_at(pts)
+        k = np.isfinite(h)
+        if not k.any():
+            return 0.0
+        off = np.abs(h[k] - (a * pts[k, 0] + b * pts[k, 1] + d))
+        return float(off.max())
+
+    def step_scale(self, contacts_xy, heading_rad: float) -> float:
+        """Scale of the commanded speed for the step ahead (:meth:`step_ahead_m`; see the module doc)."""
+        if self.slow_from_step_m >= 1.0:
+            return 1.0
+        h = self.step_ahead_m(contacts_xy, heading_rad)
+        if h <= self.slow_from_step_m:
+            return 1.0
+        if h >= self.slowest_step_m:
+            return self.slowest_scale
+        f = (h - self.slow_from_step_m) / max(self.slowest_step_m - self.slow_from_step_m, 1e-9)
         return 1.0 + f * (self.slowest_scale - 1.0)
 
     def normal(self, contacts_xy) -> Optional[np.ndarray]:
