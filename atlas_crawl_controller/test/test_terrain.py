@@ -181,3 +181,18 @@ def test_speed_scales_down_before_a_step_ahead_but_not_on_a_plain_slope():
     g, _ = gen(grid_map(step_up(x0=0.96)), **kw)
     flat, _ = gen(grid_map(lambda X, Y: 0 * X), **kw)
     assert g.speed_scale[0] == pytest.approx(0.33) and np.allclose(flat.speed_scale, 1.0)
+
+
+def test_across_slope_weight_counts_a_side_slope_in_the_slope_rule():
+    """A 10 deg side slope is not slowed for with the default weight 0; with 1 the whole tilt counts (10 deg: the
+    slowest scale); the slope along the travel counts the same either way."""
+    kw = dict(slow_from_slope_deg=3.0, slowest_slope_deg=10.0, slowest_speed_scale=0.33)
+    side = np.array([0.0, math.sin(math.radians(10.0)), math.cos(math.radians(10.0))])
+    along = np.array([math.sin(math.radians(10.0)), 0.0, math.cos(math.radians(10.0))])
+    flat_map = grid_map(lambda X, Y: 0 * X)
+    t0, t1 = Terrain(flat_map, params(**kw)), Terrain(flat_map, params(across_slope_weight=1.0, **kw))
+    assert t0.speed_scale(side, 0.0) == 1.0
+    assert t1.speed_scale(side, 0.0) == pytest.approx(0.33)
+    assert t0.speed_scale(along, 0.0) == pytest.approx(0.33) and t1.speed_scale(along, 0.0) == pytest.approx(0.33)
+    half = Terrain(flat_map, params(across_slope_weight=0.5, **kw)).speed_scale(side, 0.0)
+    assert 0.33 < half < 1.0

@@ -27,7 +27,9 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
 * **ground normal** — the least-squares plane :math:`z = a x + b y + d` through the ground under the contacts,
   :math:`n \propto (-a, -b, 1)`, tilted at most ``max_tilt_deg``.
 * **speed** — the command's scale on ground sloping by :math:`\alpha = \operatorname{atan}(|n \cdot d| / n_z)` along
-  the travel direction :math:`d` (up or down): 1 up to ``slow_from_slope_deg``, falling linearly to
+  the travel direction :math:`d` (up or down; with ``across_slope_weight`` :math:`w` > 0 the slope across it counts
+  too, :math:`\alpha = \operatorname{atan}(\sqrt{(n \cdot d)^2 + w^2 (n \cdot d_\perp)^2} / n_z)`): 1 up to
+  ``slow_from_slope_deg``, falling linearly to
   ``slowest_speed_scale`` at ``slowest_slope_deg`` and beyond (a fast dynamic crawl stalls uphill and falls downhill
   at full speed). Also scaled, by the same rule in metres, when the ground in the corridor from the knees to
   ``lookahead_m`` ahead of the hands leaves the plane through the ground under the contacts by more than
@@ -70,6 +72,7 @@ class Terrain:
         self.slow_from_rad = math.radians(float(p["terrain.slow_from_slope_deg"]))
         self.slowest_rad = max(math.radians(float(p["terrain.slowest_slope_deg"])), self.slow_from_rad)
         self.slowest_scale = float(p["terrain.slowest_speed_scale"])
+        self.across_w = float(p["terrain.across_slope_weight"])
         self.slow_from_step_m = float(p["terrain.slow_from_step_m"])
         self.slowest_step_m = max(float(p["terrain.slowest_step_m"]), self.slow_from_step_m)
         self.lookahead_m = float(p["terrain.lookahead_m"])
@@ -149,7 +152,9 @@ class Terrain:
         if normal is None:
             return 1.0
         n = np.asarray(normal, float)
-        a = math.atan2(abs(n[0] * math.cos(heading_rad) + n[1] * math.sin(heading_rad)), max(n[2], 1e-9))
+        c, s = math.cos(heading_rad), math.sin(heading_rad)
+        along, across = n[0] * c + n[1] * s, -n[0] * s + n[1] * c
+        a = math.atan2(math.hypot(along, self.across_w * across), max(n[2], 1e-9))
         if a <= self.slow_from_rad:
             return 1.0
         if a >= self.slowest_rad:
