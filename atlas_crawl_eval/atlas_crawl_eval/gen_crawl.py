@@ -155,8 +155,8 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
                                                    "distance_per_gait_m", "progress_per_gait_m",
                                                    "time_per_circle_extrapolated_s", "radius_m", "turn_per_cycle_deg")})
     row["com_displacement_per_cycle_m"] = com_displacement_per_cycle(arr)
-    row["progress_m_s"], row["wrong_way"] = progress_along(mode, row["progress_per_gait_m"], gen.seq.cycle_s)
-    row["wrong_way"] = row["wrong_way"] and not row["fell"]
+    row["progress_m_s"], wrong = progress_along(mode, row["progress_per_gait_m"], gen.seq.cycle_s)
+    row["wrong_way"] = wrong and not row["fell"]        # a fall is reported as such
     if mode == "turn":
         row["turn_per_gait_deg"] = row["turn_per_cycle_deg"]
     if mode == "arc":

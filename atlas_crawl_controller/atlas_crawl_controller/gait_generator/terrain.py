@@ -155,12 +155,15 @@ class Terrain:
         c, s = math.cos(heading_rad), math.sin(heading_rad)
         along, across = n[0] * c + n[1] * s, -n[0] * s + n[1] * c
         a = math.atan2(math.hypot(along, self.across_w * across), max(n[2], 1e-9))
-        if a <= self.slow_from_rad:
+        return self._ramp(a, self.slow_from_rad, self.slowest_rad)
+
+    def _ramp(self, x: float, lo: float, hi: float) -> float:
+        """1 up to ``lo``, ``slowest_speed_scale`` from ``hi`` on, linear between."""
+        if x <= lo:
             return 1.0
-        if a >= self.slowest_rad:
+        if x >= hi:
             return self.slowest_scale
-        f = (a - self.slow_from_rad) / (self.slowest_rad - self.slow_from_rad)
-        return 1.0 + f * (self.slowest_scale - 1.0)
+        return 1.0 + (x - lo) / (hi - lo) * (self.slowest_scale - 1.0)
 
     def step_ahead_m(self, contacts_xy, heading_rad: float) -> float:
         """Largest height of the known ground off the plane through the ground under ``contacts_xy`` (4, 2), in the
@@ -191,13 +194,7 @@ class Terrain:
         """Scale of the commanded speed for the step ahead (:meth:`step_ahead_m`; see the module doc)."""
         if self.slow_from_step_m >= 1.0:
             return 1.0
-        h = self.step_ahead_m(contacts_xy, heading_rad)
-        if h <= self.slow_from_step_m:
-            return 1.0
-        if h >= self.slowest_step_m:
-            return self.slowest_scale
-        f = (h - self.slow_from_step_m) / max(self.slowest_step_m - self.slow_from_step_m, 1e-9)
-        return 1.0 + f * (self.slowest_scale - 1.0)
+        return self._ramp(self.step_ahead_m(contacts_xy, heading_rad), self.slow_from_step_m, self.slowest_step_m)
 
     def normal(self, contacts_xy) -> Optional[np.ndarray]:
         """Unit ground normal of the plane through the ground under ``contacts_xy`` (N >= 3, (N, 2)), tilt clamped;
