@@ -212,11 +212,13 @@ class Stack:
             while not self.sim.estimator.running and time.monotonic() < t_end:
                 time.sleep(0.02)
             ok = self.sim.estimator.running
-        if ok:   # and until the sequencer holds a pose of the new trial (it refuses goals on a stale one)
+        if ok:   # and until the sequencer holds a pose and a support state of the new trial (a Cartesian goal plans
+            # from the support state's contact positions: one from before the reset put them where the last trial
+            # ended, "target of RK is 1.18 m from the pelvis")
             t_reset, t_end = self.sim.sim_time(), time.monotonic() + timeout_s
             def fresh():
-                t_pose = self.sequencer.last_pose_time_s
-                return t_pose is not None and t_pose >= t_reset
+                t_pose, t_sup = self.sequencer.last_pose_time_s, self.sequencer.last_support_stamp_s
+                return t_pose is not None and t_pose >= t_reset and t_sup is not None and t_sup >= t_reset
             while not fresh() and time.monotonic() < t_end:
                 time.sleep(0.02)
             ok = fresh()

@@ -125,6 +125,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         self._status_wall = 0.0
         self._support: Optional[SupportState] = None
         self._support_wall = 0.0
+        self._support_stamp: Optional[float] = None
         self._pose: Optional[np.ndarray] = None
         self._pose_t: Optional[float] = None        # sim time of the last valid pelvis pose
         self._outcome: Optional[gs.Outcome] = None
@@ -280,6 +281,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
     def _on_support(self, msg: SupportState):
         self._support = msg
         self._support_wall = time.monotonic()
+        self._support_stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
     def _on_pose(self, msg: PoseStamped):
         pose = pose_msg_to_array(msg.pose)
@@ -379,6 +381,11 @@ class GaitSequencerNode(ReleasingLifecycleNode):
 
     def _on_callback_error(self, what: str, exc: BaseException) -> None:
         self._stop_goal(f"internal error in {what}: {type(exc).__name__}: {exc}")
+
+    @property
+    def last_support_stamp_s(self) -> Optional[float]:
+        """Stamp (sim time of its data) of the last support state received (None: none yet)."""
+        return self._support_stamp
 
     @property
     def last_pose_time_s(self) -> Optional[float]:
