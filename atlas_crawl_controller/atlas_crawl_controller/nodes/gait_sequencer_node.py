@@ -331,7 +331,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             return
         cmd = seq.velocity_command(t)
         mg = gs.velocity_goal(self.params, cmd.vx_m_per_s)
-        if self._pose is None or self._support is None or \
+        if self._pose is None or self._support is None or not self._support_current() or \
                 t - (self._pose_t if self._pose_t is not None else -math.inf) > self.params["start_pose_max_age_s"]:
             self.get_logger().warn(f"{topics.CMD_VEL}: no fresh pelvis pose / support state yet; not crawling",
                                    throttle_duration_sec=self.params["cmd_vel.warn_period_s"])
@@ -496,17 +496,42 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 return None
             time.sleep(0.02)
 
+    def _support_current(self) -> bool:
+        """The support state is no older than ``support_max_lag_s`` behind the last pelvis pose (sim time)."""
+        return (self._support_stamp is not None and self._pose_t is not None
+                and self._support_stamp >= self._pose_t - self.params["support_max_lag_s"])
+
+    def _wait_support(self, goal_handle) -> Optional[str]:
+        """Before planning: wait up to ``support_wait_s`` (wall) for a support state as recent as the pose (after
+        /sim/reset the last one can be the previous trial's). Returns a reason only when the goal was cancelled."""
+        wall0 = time.monotonic()
+        while True:
+            with self._lock:
+                if self._support is None or self._support_current():
+                    return None
+            if goal_handle.is_cancel_requested:
+                return "canceled while waiting for a current support state; nothing moved"
+            if time.monotonic() - wall0 > self.params["support_wait_s"] or not rclpy.ok(context=self.context):
+                return None
+            time.sleep(0.01)
+
     def _plan_off_lock(self, mg, goal_handle):
         """Plan the goal on a planner thread without the node lock (goal, cancel and parameter requests keep being
-        answered), bounded by ``planning_timeout_s`` of wall time. Returns (seq, run, error, canceled)."""
+        answered), bounded by ``planning_timeout_s`` of wall time. Returns (seq, run, error, canceled). A support
+        state older than the pose (``support_max_lag_s``) is not used: a Cartesian goal then fails with the reason."""
         with self._lock:
             seq = self._seq
             if not self._active or seq is None:
                 return None, None, "inactive", False
             pose = self._pose_or_zero()
             sup = None
-            if self._support is not None:
+            if self._support is not None and self._support_current():
                 sup = support_from_msg(self._support)
+            elif self._support is not None:
+                lag = self._pose_t - self._support_stamp if self._pose_t is not None else math.nan
+                self.get_logger().warn(f"{mg.description}: the support state is {lag:.2f} s older than the pelvis "
+                                       f"pose (support_max_lag_s = "
+                                       f"{self.params['support_max_lag_s']} s); planning without it")
         box = {}
 
         def work():
@@ -536,6 +561,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._feedback = None
             self._event.clear()
         seq, run, start_error, canceled = None, None, self._wait_settled(mg, goal_handle), False
+        if start_error is None:
+            start_error = self._wait_support(goal_handle)
         if start_error is None:
             seq, run, start_error, canceled = self._plan_off_lock(mg, goal_handle)
         else:
