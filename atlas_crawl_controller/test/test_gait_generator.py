@@ -41,10 +41,12 @@ def test_backward_reverses_order_and_moves_back():
     assert g.contacts[-1][:, 0].mean() < C0[:, 0].mean() - 0.2
 
 
-def test_turn_on_the_spot_rotates_each_limb_about_the_reference():
-    g = gen(CrawlCommand(0, 0, 0.1), cycles=2)
+@pytest.mark.parametrize("pivot", ["com", "contacts"])
+def test_turn_on_the_spot_rotates_each_limb_about_the_reference(pivot):
+    """turn_pivot com (default): the pattern turns about the start CoM; contacts: about the contact centroid."""
+    g = gen(CrawlCommand(0, 0, 0.1), cycles=2, turn_pivot=pivot)
     T = g.seq.step_s
-    r0 = C0[:, :2].mean(axis=0)
+    r0 = COM0 if pivot == "com" else C0[:, :2].mean(axis=0)
     for k in range(g.n_steps):
         (li,) = g.seq.group(k)
         a = 0.1 * T * (k + 1)                                    # lands one step ahead of the reference
@@ -101,6 +103,26 @@ def test_lateral_correction_sign():
     fb2.track(0.1, 0.1, [0.0, 0.04], Rz(0))
     _, phi, d = fb2.update(0.0)                                 # turn on the spot: shift back to the start point
     assert phi == 0 and d[1] < 0
+
+
+def test_turn_position_hold_keeps_the_pelvis_on_its_circle_about_the_pivot():
+    """Turning on the spot about a pivot 0.14 m ahead of the pelvis, a pelvis on its circle about the pivot is where
+    it should be (no correction); held on its start point, the same pelvis reads as off by the chord."""
+    pivot, wz, dt = np.array([0.14, 0.0]), 0.5, 0.1
+    out = {}
+    for name, pv in (("pivot", pivot), ("start point", None)):
+        fb = PlacementFeedback(heading_gain=0.0, position_gain=0.5, max_position_step_m=1.0, max_total_position_m=1.0,
+                               window_s=10.0, pivot_xy=pv)
+        fb.start([0.0, 0.0], Rz(0.0))
+        for i in range(1, 11):
+            a = wz * dt * i
+            p = pivot + np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) @ -pivot
+            fb.track(dt * i, dt, p, Rz(a), 0.0, 0.0, wz)
+        out[name] = fb.update(0.0)[2]
+    assert np.allclose(out["pivot"], 0.0, atol=1e-12)
+    assert np.linalg.norm(out["start point"]) > 0.01
+    with pytest.raises(ValueError):
+        PlacementFeedback(pivot_xy=[np.nan, 0.0])
 
 
 def test_nonfinite_measurement_changes_nothing():

@@ -14,9 +14,15 @@ crawling backward, :math:`\sigma = \mathrm{sign}(v_x)`):
 
 .. math:: \varphi_k = -\sigma\,\mathrm{sat}(k_\varphi\,(e\cdot n)),\quad e = p_m - p_d
 
-and without translation (turn on the spot) the reference is shifted back to the start point instead:
+and without translation (turn on the spot) the reference is shifted back instead:
 
-.. math:: \delta_k = \delta_{k-1} - \mathrm{sat}(k_p\, e)
+.. math:: \delta_k = \delta_{k-1} - \mathrm{sat}(k_p\, e),\quad
+          \dot p_d = \omega \times (p_d - c_d),\quad c_d = p_d + R(\psi_d)\,\ell
+
+with :math:`\ell = R(-\psi_0)(c - p_0)` the lever from the pelvis to the pivot :math:`c` the pattern turns about
+(``pivot_xy``; without one :math:`p_d` stays put): the pelvis, 0.14 m behind the CoM, circles it in a turn about
+the CoM, and holding it on its start point pushed the pattern round a circle (session 15: the static turn's CoM
+radius 0.095 m with the held start point, 0.065 m with the pelvis on its circle).
 
 ``t``, ``n``: desired heading and its left normal. The desired point re-syncs along the path
 (:math:`p_d \leftarrow p_d + (e\cdot t)t`), so a slower crawl is not chased, only held on its line.
@@ -45,6 +51,11 @@ def wrap(a: float) -> float:
     return (a + math.pi) % (2 * math.pi) - math.pi
 
 
+def _rot(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s], [s, c]])
+
+
 def pelvis_heading_rad(R) -> float:
     """atan2 of the horizontal projection of the pelvis z axis (x axis if z is vertical)."""
     R = np.asarray(R, float)
@@ -59,7 +70,7 @@ class PlacementFeedback:
 
     def __init__(self, heading_gain=0.5, lateral_gain_rad_per_m=2.0, max_steer_rad=0.2, position_gain=0.3,
                  max_heading_step_rad=0.05, max_position_step_m=0.02, max_total_position_m=0.15,
-                 window_s: float = 5.6):
+                 window_s: float = 5.6, pivot_xy=None):
         vals = (heading_gain, lateral_gain_rad_per_m, max_steer_rad, position_gain, max_heading_step_rad,
                 max_position_step_m, max_total_position_m)
         if not all(math.isfinite(v) and v >= 0 for v in vals):
@@ -74,17 +85,28 @@ class PlacementFeedback:
         self.window_s = float(window_s)
         self._buf = []          # (t, e_psi, e_x, e_y) per tick (+ the path heading there, on an arc)
         self._arc = None        # (command, centre, radius, sense, beta) of the running arc
+        self.lever = None       # pelvis -> pivot in the start pelvis frame (set by start)
+        self.pivot_xy = None if pivot_xy is None else np.asarray(pivot_xy, float).reshape(-1)[:2].copy()
+        if self.pivot_xy is not None and not np.all(np.isfinite(self.pivot_xy)):
+            raise ValueError("pivot_xy must be finite")
 
     def start(self, pelvis_xy, pelvis_R) -> None:
         self.psi0 = pelvis_heading_rad(pelvis_R)
         self.p_d = np.asarray(pelvis_xy, float)[:2].copy()
+        self.lever = None if self.pivot_xy is None else _rot(-self.psi0) @ (self.pivot_xy - self.p_d)
         self.psi_d = self.psi0
         self.dtheta, self.delta = 0.0, np.zeros(2)
         self._arc = None
         self.started = True
 
     def advance_desired(self, vx, vy, wz, dt) -> None:
-        """Integrate the command into the desired pelvis pose (world frame)."""
+        """Integrate the command into the desired pelvis pose (world frame); turning on the spot, the desired
+        pelvis turns about the desired pivot (the pivot's lever in the start pelvis frame)."""
+        if vx == 0.0 and vy == 0.0 and wz != 0.0 and self.lever is not None:
+            c = self.p_d + _rot(self.psi_d) @ self.lever
+            self.p_d = c + _rot(wz * dt) @ (self.p_d - c)
+            self.psi_d += wz * dt
+            return
         a = self.psi_d + 0.5 * wz * dt
         c, s = math.cos(a), math.sin(a)
         self.p_d = self.p_d + np.array([c * vx - s * vy, s * vx + c * vy]) * dt

@@ -104,13 +104,14 @@ class CrawlGaitGenerator:
                                    pattern=p["pattern"])
         self._check(command)
         self.cmd = command
-        self.placement = FootPlacement(c0, heading0_rad)
+        self.placement = FootPlacement(c0, heading0_rad, com0 if p["turn_pivot"] == "com" else None)
         self.com_plan = CoMPlan(p["margin_m"])
         self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain_rad_per_m"],
                                           p["feedback.max_steer_rad"], p["feedback.position_gain"],
                                           p["feedback.max_heading_step_rad"], p["feedback.max_position_step_m"],
                                           p["feedback.max_total_position_m"],
-                                          window_s=p["feedback.window_cycles"] * self.seq.cycle_s)
+                                          window_s=p["feedback.window_cycles"] * self.seq.cycle_s,
+                                          pivot_xy=self.placement.r0)
         self.steps_per_cycle = self.seq.steps_per_cycle
         self.n_steps = self.steps_per_cycle * self.cycles
         self.duration_s = self.seq.step_start_s(self.n_steps)
