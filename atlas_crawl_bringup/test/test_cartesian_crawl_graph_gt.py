@@ -19,7 +19,7 @@ def test_com_modulated_crawl_backward_on_ground_truth(gt_goals, gt_stack):
 
 def test_a_goal_plans_only_from_a_support_state_as_recent_as_the_pose(gt_goals, gt_stack):
     """Right after /sim/reset the sequencer's support state can still be the last trial's (contact positions where
-    that trial ended). A goal waits up to support_wait_s for one no older than support_max_lag_s behind the pose;
+    that trial ended). A goal waits up to plan_support_wait_s for one no older than support_max_lag_s behind the pose;
     without one a Cartesian goal is aborted with the reason and nothing moves; with one it plans from it and crawls."""
     import threading
     import time
@@ -33,14 +33,14 @@ def test_a_goal_plans_only_from_a_support_state_as_recent_as_the_pose(gt_goals, 
         while gt_stack.sim.sim_time() - t0 < 0.5:
             time.sleep(0.02)
         assert not seq._support_current()
-        assert seq.set_parameters([Parameter("support_wait_s", value=0.3)])[0].successful
+        assert seq.set_parameters([Parameter("plan_support_wait_s", value=0.3)])[0].successful
         p0, _ = gt_stack.sim.sim.pelvis_pose()
         rec = gt_goals.run("crawl", {"cycles": 3, "method": 1, "direction": 1}, result_timeout_s=60)
         assert rec.status == "aborted" and "support state" in rec.result.reason, (rec.status, rec.result)
         p1, _ = gt_stack.sim.sim.pelvis_pose()
         assert abs(p1[0] - p0[0]) + abs(p1[1] - p0[1]) < 0.01                # nothing moved
         # the same goal, with the contact inference back while it waits: it plans from the new support state
-        assert seq.set_parameters([Parameter("support_wait_s", value=20.0)])[0].successful
+        assert seq.set_parameters([Parameter("plan_support_wait_s", value=20.0)])[0].successful
         out = {}
         th = threading.Thread(target=lambda: out.__setitem__("r", gt_goals.run(
             "crawl", {"cycles": 3, "method": 1, "direction": 1}, result_timeout_s=120)))
@@ -54,4 +54,4 @@ def test_a_goal_plans_only_from_a_support_state_as_recent_as_the_pose(gt_goals, 
     finally:
         if lc.state() != "active":
             lc.change("activate")
-        seq.set_parameters([Parameter("support_wait_s", value=1.0)])
+        seq.set_parameters([Parameter("plan_support_wait_s", value=1.0)])

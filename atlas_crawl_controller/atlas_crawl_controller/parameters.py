@@ -341,11 +341,29 @@ def config_path(filename: str, package: str = "atlas_crawl_controller", source_d
     raise FileNotFoundError(f"config/{filename} of {package} not found")
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with a key twice (PyYAML keeps the last silently: a second parameter of
+    the same name would replace the first one's default and meaning)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ParameterError(f"duplicate key {key!r} at line {key_node.start_mark.line + 1}")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_parameter_file(path_or_name: str, namespace: Optional[str] = None) -> ParameterSet:
-    """Load a gpl YAML (absolute path, or a file name under this package's config/)."""
+    """Load a gpl YAML (absolute path, or a file name under this package's config/); a key given twice in one
+    mapping is refused (:class:`ParameterError` with the line)."""
     path = path_or_name if os.path.isabs(path_or_name) else config_path(path_or_name)
     with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f)
+        try:
+            data = yaml.load(f, Loader=_UniqueKeyLoader)  # noqa: S506 — a SafeLoader subclass
+        except ParameterError as e:
+            raise ParameterError(f"{path}: {e}") from None
     return ParameterSet.from_dict(data, namespace)
 
 

@@ -49,6 +49,16 @@ def test_bad_definitions_raise():
         ParameterSet.from_dict(nodesc)
 
 
+def test_a_parameter_given_twice_in_a_file_is_refused(tmp_path):
+    """YAML keeps the last of two equal keys silently, so a second parameter of the same name would replace the
+    first's default and meaning (session 15 defined support_wait_s twice in gait_sequencer_parameters.yaml)."""
+    p = tmp_path / "dup.yaml"
+    p.write_text("demo:\n  gain:\n    type: double\n    default_value: 1.0\n    description: '[1] a'\n"
+                 "  gain:\n    type: double\n    default_value: 2.0\n    description: '[1] b'\n", encoding="utf-8")
+    with pytest.raises(ParameterError, match="duplicate key 'gain' at line 6"):
+        load_parameter_file(str(p))
+
+
 @pytest.mark.parametrize("fname", ["crawl_controller_parameters.yaml", "contact_inference_parameters.yaml",
                                    "gait_sequencer_parameters.yaml"])
 def test_package_files_load_and_document_units(fname):

@@ -502,7 +502,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                 and self._support_stamp >= self._pose_t - self.params["support_max_lag_s"])
 
     def _wait_support(self, goal_handle) -> Optional[str]:
-        """Before planning: wait up to ``support_wait_s`` (wall) for a support state as recent as the pose (after
+        """Before planning: wait up to ``plan_support_wait_s`` (wall) for a support state as recent as the pose (after
         /sim/reset the last one can be the previous trial's). Returns a reason only when the goal was cancelled."""
         wall0 = time.monotonic()
         while True:
@@ -511,7 +511,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
                     return None
             if goal_handle.is_cancel_requested:
                 return "canceled while waiting for a current support state; nothing moved"
-            if time.monotonic() - wall0 > self.params["support_wait_s"] or not rclpy.ok(context=self.context):
+            if time.monotonic() - wall0 > self.params["plan_support_wait_s"] or not rclpy.ok(context=self.context):
                 return None
             time.sleep(0.01)
 
