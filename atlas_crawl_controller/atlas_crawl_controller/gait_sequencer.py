@@ -910,8 +910,8 @@ class GaitSequencer:
     @staticmethod
     def _settled_pose(gen, cycle: int, pose):
         """The measured pelvis pose moved by what the gait still owes: at a cycle boundary the contacts trail the
-        generator's pattern reference (each limb landed one step ahead of the reference at its own step, so the
-        reference of their pattern lags by ~1.5 steps of travel and the pattern heading likewise); a cycle at zero command closes
+        generator's pattern reference (each limb landed one step ahead of the reference at its own step, so their
+        centroid lags by ~1.5 steps of travel and the pattern heading likewise); a cycle at zero command closes
         that gap. The CrawlTo law acts on this predicted pose (else it overshoots by ~1.5 steps, ~8 cm at full
         speed)."""
         from .cartesian import pattern_heading_rad
@@ -921,9 +921,8 @@ class GaitSequencer:
             return pose
         r, th = gen.ref[k]
         c = np.asarray(gen.contacts[k], float)
-        th_c = pattern_heading_rad(c)
-        lag = np.asarray(r, float) - gen.placement.reference_of(c[:, :2], th_c)
-        dth = _wrap(float(th) - th_c)
+        lag = np.asarray(r, float) - c[:, :2].mean(axis=0)
+        dth = _wrap(float(th) - pattern_heading_rad(c))
         if not (np.all(np.isfinite(lag)) and math.isfinite(dth)):
             return pose
         pose[:2] += lag

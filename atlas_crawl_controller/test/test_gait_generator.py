@@ -41,12 +41,10 @@ def test_backward_reverses_order_and_moves_back():
     assert g.contacts[-1][:, 0].mean() < C0[:, 0].mean() - 0.2
 
 
-@pytest.mark.parametrize("pivot", ["com", "contacts"])
-def test_turn_on_the_spot_rotates_each_limb_about_the_reference(pivot):
-    """turn_pivot com (default): the pattern turns about the start CoM; contacts: about the contact centroid."""
-    g = gen(CrawlCommand(0, 0, 0.1), cycles=2, turn_pivot=pivot)
+def test_turn_on_the_spot_rotates_each_limb_about_the_reference():
+    g = gen(CrawlCommand(0, 0, 0.1), cycles=2)
     T = g.seq.step_s
-    r0 = COM0 if pivot == "com" else C0[:, :2].mean(axis=0)
+    r0 = C0[:, :2].mean(axis=0)
     for k in range(g.n_steps):
         (li,) = g.seq.group(k)
         a = 0.1 * T * (k + 1)                                    # lands one step ahead of the reference

@@ -19,10 +19,10 @@ and without translation (turn on the spot) the reference is shifted back instead
 .. math:: \delta_k = \delta_{k-1} - \mathrm{sat}(k_p\, e),\quad
           \dot p_d = \omega \times (p_d - c_d),\quad c_d = p_d + R(\psi_d)\,\ell
 
-with :math:`\ell = R(-\psi_0)(c - p_0)` the lever from the pelvis to the pivot :math:`c` the pattern turns about
-(``pivot_xy``; without one :math:`p_d` stays put): the pelvis, 0.14 m behind the CoM, circles it in a turn about
-the CoM, and holding it on its start point pushed the pattern round a circle (session 15: the static turn's CoM
-radius 0.095 m with the held start point, 0.065 m with the pelvis on its circle).
+with :math:`\ell = R(-\psi_0)(c - p_0)` the lever from the pelvis to the point :math:`c` the pattern turns about
+(``pivot_xy``, the contact centroid; without one :math:`p_d` stays put): the pelvis, behind the centroid, circles
+it, and holding the pelvis on its start point pushed the pattern round a circle (the figures are in the
+``feedback.position_gain`` description).
 
 ``t``, ``n``: desired heading and its left normal. The desired point re-syncs along the path
 (:math:`p_d \leftarrow p_d + (e\cdot t)t`), so a slower crawl is not chased, only held on its line.

@@ -63,16 +63,17 @@ def blind_reason(height_map, now_s: float, p) -> str:
 DIAGONAL_PREFIX = "diagonal_pairs."
 
 
-def diagonal_params(vals, backward: bool = False) -> dict:
+def diagonal_params(vals, backward: bool = False, turn: bool = False) -> dict:
     """The overrides that make the generator with parameter values ``vals`` (a ParamValues) the dynamic
     diagonal-pair crawl: ``pattern`` diagonal_pairs and every ``diagonal_pairs.X`` as ``X``; ``backward``: then every
-    ``diagonal_pairs.backward.X`` as ``X``."""
+    ``diagonal_pairs.backward.X`` as ``X``; ``turn`` (turning on the spot): every ``diagonal_pairs.turn.X``."""
     flat = vals.as_dict()
-    back = DIAGONAL_PREFIX + "backward."
+    subs = {DIAGONAL_PREFIX + "backward.": backward, DIAGONAL_PREFIX + "turn.": turn}
     out = {k[len(DIAGONAL_PREFIX):]: v for k, v in flat.items()
-           if k.startswith(DIAGONAL_PREFIX) and not k.startswith(back)}
-    if backward:
-        out.update({k[len(back):]: v for k, v in flat.items() if k.startswith(back)})
+           if k.startswith(DIAGONAL_PREFIX) and not k.startswith(tuple(subs))}
+    for sub, on in subs.items():
+        if on:
+            out.update({k[len(sub):]: v for k, v in flat.items() if k.startswith(sub)})
     out["pattern"] = "diagonal_pairs"
     return out
 
@@ -104,7 +105,7 @@ class CrawlGaitGenerator:
                                    pattern=p["pattern"])
         self._check(command)
         self.cmd = command
-        self.placement = FootPlacement(c0, heading0_rad, com0 if p["turn_pivot"] == "com" else None)
+        self.placement = FootPlacement(c0, heading0_rad)
         self.com_plan = CoMPlan(p["margin_m"])
         self.feedback = PlacementFeedback(p["feedback.heading_gain"], p["feedback.lateral_gain_rad_per_m"],
                                           p["feedback.max_steer_rad"], p["feedback.position_gain"],

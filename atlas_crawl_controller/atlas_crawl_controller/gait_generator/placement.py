@@ -28,17 +28,14 @@ def rot2(a: float) -> np.ndarray:
 
 
 class FootPlacement:
-    """Body-frame pattern from the start contacts (4, 3) and heading: ``rel_i = R(-θ0)(c_i - r0)``. ``r0``, the point
-    the pattern turns about, is ``pivot_xy`` (e.g. the CoM's projection) or else the contact centroid."""
+    """Body-frame pattern from the start contacts (4, 3) and heading: ``rel_i = R(-θ0)(c_i - r0)``, ``r0`` the
+    contact centroid."""
 
-    def __init__(self, contacts0, heading0_rad: float, pivot_xy=None):
+    def __init__(self, contacts0, heading0_rad: float):
         c0 = np.asarray(contacts0, float).reshape(4, 3)
         if not np.all(np.isfinite(c0)) or not math.isfinite(heading0_rad):
             raise ValueError("contacts0 and heading0_rad must be finite")
-        pv = None if pivot_xy is None else np.asarray(pivot_xy, float).reshape(-1)[:2]
-        if pv is not None and not np.all(np.isfinite(pv)):
-            raise ValueError("pivot_xy must be finite")
-        self.r0 = c0[:, :2].mean(axis=0) if pv is None else pv.copy()
+        self.r0 = c0[:, :2].mean(axis=0)
         self.theta0 = float(heading0_rad)
         self.rel = (c0[:, :2] - self.r0) @ rot2(-self.theta0).T
 
@@ -47,10 +44,6 @@ class FootPlacement:
         """Reference pose after ``dt`` of the command (chord at the mid heading)."""
         r = np.asarray(r, float) + rot2(theta + 0.5 * wz * dt) @ np.array([vx, vy]) * dt
         return r, theta + wz * dt
-
-    def reference_of(self, contacts_xy, theta: float) -> np.ndarray:
-        """The reference whose pattern at heading ``theta`` has the centroid of ``contacts_xy`` (4, 2)."""
-        return np.asarray(contacts_xy, float).mean(axis=0) - rot2(theta) @ self.rel.mean(axis=0)
 
     def land(self, limb: int, r, theta: float, correction_xy=(0.0, 0.0)) -> np.ndarray:
         """Landing point (x, y) of ``limb`` for the reference ``(r, θ)`` plus the position correction."""
