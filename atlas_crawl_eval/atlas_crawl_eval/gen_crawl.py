@@ -171,6 +171,18 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     return row
 
 
+def radius_cell(rows) -> str:
+    """Mean (worst) CoM circle radius of turn trials (the thesis' turning radius, one per complete circle); "-" for
+    other modes, "no circle" when a turn completed none."""
+    if not rows or rows[0]["mode"] != "turn":
+        return "-"
+    rad = [r["radius_m"] for r in rows if math.isfinite(r["radius_m"])]
+    miss = len(rows) - len(rad)
+    if not rad:
+        return "no circle"
+    return f"{np.mean(rad):.3f} ({max(rad):.3f})" + (f", {miss} without a circle" if miss else "")
+
+
 def progress_along(mode: str, progress_per_gait_m: float, cycle_s: float) -> tuple[float, bool]:
     """(progress speed along the commanded direction in m/s, went the wrong way) of a straight run; (NaN, False) for
     a turn on the spot or an arc (its start heading is not its direction). The thesis' velocity is |displacement| /
@@ -190,10 +202,13 @@ def gait_params(mode: str, a, params: dict):
     the gait's crawl_speed_m_per_s."""
     pm = dict(params)
     if getattr(a, "gait", "static") == "diagonal":
-        pm = {**diagonal_params(parameter_set().values(params), mode == "backward"), **params}
+        pm = {**diagonal_params(parameter_set().values(params), mode == "backward", mode == "turn"), **params}
     am = argparse.Namespace(**vars(a))
+    vals = parameter_set().values(pm)
     if am.vx is None:
-        am.vx = parameter_set().values(pm)["crawl_speed_m_per_s"]
+        am.vx = vals["crawl_speed_m_per_s"]
+    if getattr(am, "wz", None) is None:
+        am.wz = vals["turn_rate_rad_per_s"]
     return pm, am
 
 
@@ -212,7 +227,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--gait", default="static", choices=["static", "diagonal"],
                     help="static: one limb at a time (the YAML's values); diagonal: the dynamic diagonal-pair crawl "
                          "(pattern diagonal_pairs with the YAML's diagonal_pairs.* values, as Crawl GAIT_DIAGONAL)")
-    ap.add_argument("--wz", type=float, default=0.1, help="rad/s of the turn on the spot")
+    ap.add_argument("--wz", type=float, default=None,
+                    help="rad/s of the turn on the spot (default: the generator's turn_rate_rad_per_s, of the gait)")
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="gait generator parameters (config/gait_generator_parameters.yaml)")
     ap.add_argument("--no-feedback", action="store_true", help="heading/lateral gains 0 (open-loop placement)")
@@ -254,18 +270,19 @@ def main(argv=None) -> int:
                        f"({r['arc_radius_error_pct']:+.1f} %)," if mode == "arc" else "")
                 way = (f" (progress {r['progress_m_s']:+.4f} m/s{', WRONG WAY' if r['wrong_way'] else ''})"
                        if math.isfinite(r["progress_m_s"]) else "")
+                circle = f", radius {r['radius_m']:.3f} m" if mode == "turn" else ""
                 print(f"{mode:8s} seed {r['seed']}:{arc} {r['velocity_m_s']:.4f} m/s{way}, drift "
                       f"{r['drift_per_gait_m']:.4f} m/gait, turn {r['turn_per_gait_deg']:+.2f} deg/gait, s/circle "
-                      f"{r['time_per_circle_s']:.1f}, fell {r['fell']} {r['fall_reason']} {r.get('metric_error', '')} "
-                      f"(wall {r['wall_s']:.0f} s)", flush=True)
-    print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | falls | wrong way | key-frame gait "
-          "| target |")
-    print("|---|---|---|---|---|---|---|---|---|")
+                      f"{r['time_per_circle_s']:.1f}{circle}, fell {r['fell']} {r['fall_reason']} "
+                      f"{r.get('metric_error', '')} (wall {r['wall_s']:.0f} s)", flush=True)
+    print("\n| mode | speed m/s | drift m/gait | turn deg/gait | s/circle | radius m (worst) | falls | wrong way "
+          "| key-frame gait | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for mode in a.modes:
         rs = [r for r in rows if r["mode"] == mode]
         m = lambda k: float(np.nanmean([r[k] for r in rs]))  # noqa: E731
         print(f"| {mode} | {m('velocity_m_s'):.4f} | {m('drift_per_gait_m'):.4f} | {m('turn_per_gait_deg'):+.2f} | "
-              f"{m('time_per_circle_s'):.1f} | {sum(r['fell'] for r in rs)}/{len(rs)} | "
+              f"{m('time_per_circle_s'):.1f} | {radius_cell(rs)} | {sum(r['fell'] for r in rs)}/{len(rs)} | "
               f"{sum(r['wrong_way'] for r in rs)}/{len(rs)} | {KEYFRAME[mode]} | "
               f"{TARGETS[mode]} |")
     arcs = [r for r in rows if r["mode"] == "arc"]
