@@ -39,7 +39,7 @@ SPEED_RANGES = {"t_shift_s": (0.15, 0.5), "t_swing_s": (0.15, 0.4), "vx": (0.05,
 
 
 def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, speed_target=0.0, ranges=None,
-                      scenes=("",), gait="static", circle_s=15.0):
+                      scenes=("",), gait="static", circle_s=15.0, sides=(1.0,)):
     """``ranges`` {name: (lo, hi)}: searched parameters added to / replacing the defaults ("vx" is the command);
     ``scenes``: every run is repeated in each ("" the flat floor; off the flat floor the speed target is 70 %, the
     robustness matrix's share of the flat speed); ``gait`` "diagonal": the YAML's diagonal_pairs values (and its
@@ -61,10 +61,13 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, spe
             params.update({"max_stride_m": 1.0, "limits.vx_m_per_s": 1.0})
         params.update(fixed)
         cost, n = 0.0, 0
-        for mode, scene, seed in ((m, sc, sd) for m in modes for sc in scenes for sd in range(seeds)):
+        runs = [(m, sc, sd, side) for m in modes for sc in scenes for sd in range(seeds)
+                for side in (sides if m == "turn" else (1.0,))]
+        for mode, scene, seed, side in runs:
             ns.scene = scene
             ns.gait = gait      # diagonal: the searched and fixed values over the YAML's diagonal ones
             run_params, run_ns = gen_crawl.gait_params(mode, ns, params)
+            run_ns.wz = side * abs(run_ns.wz)
             target = speed_target * (1.0 if scene in ("", "flat") else 0.7)
             n += 1
             try:
@@ -77,7 +80,7 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, spe
                     cost += 100.0
                     continue
                 cost += r["radius_m"] / 0.05 + 20.0 * max(0.0, r["time_per_circle_s"] / circle_s - 1.0)
-                trial.set_user_attr(f"turn_{scene or 'flat'}_{seed}",
+                trial.set_user_attr(f"turn{'_right' if side < 0 else ''}_{scene or 'flat'}_{seed}",
                                     {k: r[k] for k in ("radius_m", "time_per_circle_s")})
                 continue
             if r["fell"] or r["wrong_way"] or not math.isfinite(r["drift_per_gait_m"]):
@@ -109,6 +112,8 @@ def main():
                     help="each run in every scene (as gen_crawl --scene; '' or flat: the flat floor); off the flat "
                          "floor the speed target is 70 %% of --speed-target")
     ap.add_argument("--circle-s", type=float, default=15.0, help="turn: the time per circle not to exceed (s)")
+    ap.add_argument("--turn-sides", nargs="+", default=["left"], choices=["left", "right"],
+                    help="turn: every run turning to each of these sides")
     ap.add_argument("--gait", default="static", choices=["static", "diagonal"],
                     help="diagonal: start from the YAML's diagonal_pairs values, as gen_crawl --gait diagonal")
     ap.add_argument("--ranges", nargs="*", default=[], metavar="NAME=LO:HI",
@@ -138,7 +143,8 @@ def main():
         lo, hi = (float(x) for x in v.split(":"))
         ranges[k] = (lo, hi)
     study.optimize(objective_factory(ga, tuple(a.modes), a.seeds, fixed, a.speed_target, ranges, tuple(a.scenes),
-                                       a.gait, a.circle_s),
+                                       a.gait, a.circle_s,
+                                       tuple(1.0 if x == "left" else -1.0 for x in a.turn_sides)),
                    n_trials=a.trials)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

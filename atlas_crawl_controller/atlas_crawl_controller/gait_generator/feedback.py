@@ -44,16 +44,13 @@ import math
 
 import numpy as np
 
+from .placement import rot2
+
 __all__ = ["PlacementFeedback", "pelvis_heading_rad", "wrap"]
 
 
 def wrap(a: float) -> float:
     return (a + math.pi) % (2 * math.pi) - math.pi
-
-
-def _rot(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s], [s, c]])
 
 
 def pelvis_heading_rad(R) -> float:
@@ -93,7 +90,7 @@ class PlacementFeedback:
     def start(self, pelvis_xy, pelvis_R) -> None:
         self.psi0 = pelvis_heading_rad(pelvis_R)
         self.p_d = np.asarray(pelvis_xy, float)[:2].copy()
-        self.lever = None if self.pivot_xy is None else _rot(-self.psi0) @ (self.pivot_xy - self.p_d)
+        self.lever = None if self.pivot_xy is None else rot2(-self.psi0) @ (self.pivot_xy - self.p_d)
         self.psi_d = self.psi0
         self.dtheta, self.delta = 0.0, np.zeros(2)
         self._arc = None
@@ -103,8 +100,8 @@ class PlacementFeedback:
         """Integrate the command into the desired pelvis pose (world frame); turning on the spot, the desired
         pelvis turns about the desired pivot (the pivot's lever in the start pelvis frame)."""
         if vx == 0.0 and vy == 0.0 and wz != 0.0 and self.lever is not None:
-            c = self.p_d + _rot(self.psi_d) @ self.lever
-            self.p_d = c + _rot(wz * dt) @ (self.p_d - c)
+            c = self.p_d + rot2(self.psi_d) @ self.lever
+            self.p_d = c + rot2(wz * dt) @ (self.p_d - c)
             self.psi_d += wz * dt
             return
         a = self.psi_d + 0.5 * wz * dt
