@@ -6,8 +6,9 @@
     python lab/tune_gait_generator.py --trials 40 --modes backward --seeds 2 --speed-target 0.3 --cycles 6 \
         --fixed pattern=diagonal_pairs --ranges t_shift_s=0.05:0.2 t_swing_s=0.2:0.45 vx=0.2:0.6 \
         lift_hand_m=0.03:0.1 lift_knee_m=0.05:0.2
-    python lab/tune_gait_generator.py --trials 50 --modes turn --gait diagonal --seeds 2 --cycles 25 \
-        --fixed limits.wz_rad_per_s=2.0 max_turn_rad_per_cycle=1.0 --ranges wz=0.45:1.0 feedback.position_gain=0:0.5
+    python lab/tune_gait_generator.py --trials 45 --modes turn --gait diagonal --seeds 2 --cycles 25 \
+        --fixed limits.wz_rad_per_s=2.0 max_turn_rad_per_cycle=1.5 --ranges wz=0.45:1.0 t_shift_s=0.05:0.15 \
+        t_swing_s=0.2:0.45 feedback.position_gain=0:0.3 lift_hand_m=0.03:0.1 lift_knee_m=0.02:0.15
 
 Objective per trial (fresh sim each, the ``--modes``, ``--seeds`` trials each: seed 0 from the nominal stance, seed
 k > 0 with the runner's 0.01 rad start noise, ``--cycles`` cycles):

@@ -197,9 +197,9 @@ def progress_along(mode: str, progress_per_gait_m: float, cycle_s: float) -> tup
 
 
 def gait_params(mode: str, a, params: dict):
-    """(generator overrides, args with ``vx`` set) of ``mode`` for ``--gait``: the diagonal crawl's
-    ``diagonal_pairs.*`` values (backward: ``diagonal_pairs.backward.*``) under the ``--set`` ones; ``--vx`` unset:
-    the gait's crawl_speed_m_per_s."""
+    """(generator overrides, args with ``vx`` and ``wz`` set) of ``mode`` for ``--gait``: the diagonal crawl's
+    ``diagonal_pairs.*`` values (backward: ``diagonal_pairs.backward.*``, turn: ``diagonal_pairs.turn.*``) under the
+    ``--set`` ones; ``--vx`` / ``--wz`` unset: the gait's crawl_speed_m_per_s / turn_rate_rad_per_s."""
     pm = dict(params)
     if getattr(a, "gait", "static") == "diagonal":
         pm = {**diagonal_params(parameter_set().values(params), mode == "backward", mode == "turn"), **params}
