@@ -306,6 +306,14 @@ def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():
     for p, v in ((fwd, fwd["crawl_speed_m_per_s"]), (back, -back["crawl_speed_m_per_s"])):
         g = gen(CrawlCommand(v, 0, 0), cycles=2, **p)                   # the defaults form a valid command
         assert g.steps_per_cycle == 2 and g.seq.backward == (v < 0)
+    turn = diagonal_params(d, turn=True)                                 # the turn group, not the backward one
+    assert turn["t_swing_s"] == d["diagonal_pairs.turn.t_swing_s"] != fwd["t_swing_s"]
+    assert turn["lift_knee_m"] == d["diagonal_pairs.turn.lift_knee_m"] != back["lift_knee_m"]
+    assert turn["limits.wz_rad_per_s"] == d["diagonal_pairs.turn.limits.wz_rad_per_s"]
+    assert not any(k.startswith("turn.") or k.startswith("backward.") for k in turn)
+    for wz in (turn["turn_rate_rad_per_s"], -turn["turn_rate_rad_per_s"]):
+        g = gen(CrawlCommand(0, 0, wz), cycles=2, **turn)                # its own rate is a valid command
+        assert g.steps_per_cycle == 2
 
 
 def _arc_run(fb, pose_at, T=6.0, dt=0.05, cmd=(0.1, 0.0, 0.1)):
