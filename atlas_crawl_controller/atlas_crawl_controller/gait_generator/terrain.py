@@ -170,11 +170,10 @@ class Terrain:
         corridor from the rearmost contact to ``lookahead_m`` ahead of the foremost one along ``heading_rad`` and as
         wide as the contacts (the map's grid, no finer than 2.5 cm); 0 when fewer than 3 contacts are on the map."""
         xy = np.asarray(contacts_xy, float).reshape(-1, 2)
-        z = self.map.heights_at(xy)
-        ok = np.isfinite(z)
-        if ok.sum() < 3:
+        plane = self._ground_plane(xy)
+        if plane is None:
             return 0.0
-        (a, b, d), *_ = np.linalg.lstsq(np.c_[xy[ok], np.ones(ok.sum())], z[ok], rcond=None)
+        a, b, d = plane
         t = np.array([math.cos(heading_rad), math.sin(heading_rad)])
         n = np.array([-t[1], t[0]])
         along, across = xy @ t, xy @ n
@@ -196,16 +195,23 @@ class Terrain:
             return 1.0
         return self._ramp(self.step_ahead_m(contacts_xy, heading_rad), self.slow_from_step_m, self.slowest_step_m)
 
-    def normal(self, contacts_xy) -> Optional[np.ndarray]:
-        """Unit ground normal of the plane through the ground under ``contacts_xy`` (N >= 3, (N, 2)), tilt clamped;
+    def _ground_plane(self, xy):
+        """(a, b, d) of the least-squares plane z = a x + b y + d through the known ground under ``xy`` (N, 2);
         None if fewer than 3 of them are on the map."""
-        xy = np.asarray(contacts_xy, float).reshape(-1, 2)
         z = self.map.heights_at(xy)
         ok = np.isfinite(z)
         if ok.sum() < 3:
             return None
-        A = np.c_[xy[ok], np.ones(ok.sum())]
-        (a, b, _d), *_ = np.linalg.lstsq(A, z[ok], rcond=None)
+        (a, b, d), *_ = np.linalg.lstsq(np.c_[xy[ok], np.ones(ok.sum())], z[ok], rcond=None)
+        return float(a), float(b), float(d)
+
+    def normal(self, contacts_xy) -> Optional[np.ndarray]:
+        """Unit ground normal of the plane through the ground under ``contacts_xy`` (N >= 3, (N, 2)), tilt clamped;
+        None if fewer than 3 of them are on the map."""
+        plane = self._ground_plane(np.asarray(contacts_xy, float).reshape(-1, 2))
+        if plane is None:
+            return None
+        a, b, _d = plane
         n = np.array([-a, -b, 1.0])
         n /= np.linalg.norm(n)
         tilt = math.acos(min(1.0, n[2]))
