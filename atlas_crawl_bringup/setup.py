@@ -15,7 +15,6 @@ setup(
         ('share/' + package_name + '/scripts', glob('scripts/*.sh') + glob('scripts/*.py')),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz') + glob('config/*.json')),
-        ('share/' + package_name + '/worlds', glob('worlds/*.sdf')),
     ],
     install_requires=['setuptools'],
     zip_safe=True,

@@ -7,7 +7,8 @@ file uses :func:`start_state` so both simulators start from the same pose:
 * joint angles → a ``{initial_positions: {joint: rad}}`` YAML for atlas_description's ``initial_positions_file``
   xacro argument (gz_ros2_control sets the joints to the state interfaces' ``initial_value``),
 * pelvis orientation → roll/pitch/yaw for ``ros_gz_sim create``,
-* spawn height → from MuJoCo's placement of the same model when atlas_crawl_mujoco is importable, else
+* spawn height (and, on a slope, the tilt) → from MuJoCo's placement of the same model on the same ``scene``
+  (``atlas_crawl_bringup.gazebo_world`` writes that scene's SDF world) when atlas_crawl_mujoco is importable, else
   ``fallback_z_m``.
 """
 from __future__ import annotations
@@ -28,9 +29,9 @@ def quat_wxyz_to_rpy(q) -> Tuple[float, float, float]:
     return roll, pitch, yaw
 
 
-def start_state(initial_pose: str = "crawl_forward", fallback_z_m: float = 0.7,
-                clearance_m: float = 0.01) -> Tuple[Dict[str, float], Tuple[float, float, float, float], float]:
-    """(joint angles by name, pelvis quaternion wxyz, pelvis spawn height [m]) of ``initial_pose``."""
+def start_state(initial_pose: str = "crawl_forward", fallback_z_m: float = 0.7, clearance_m: float = 0.01,
+                scene: str = "flat") -> Tuple[Dict[str, float], Tuple[float, float, float, float], float]:
+    """(joint angles by name, pelvis quaternion wxyz, pelvis spawn height [m]) of ``initial_pose`` on ``scene``."""
     from atlas_crawl_controller.keyframes import NAMED_POSES, load_script, named_pose
     from atlas_description import JOINT_NAMES
     if initial_pose in NAMED_POSES:
@@ -42,11 +43,14 @@ def start_state(initial_pose: str = "crawl_forward", fallback_z_m: float = 0.7,
     z = fallback_z_m
     try:
         from atlas_crawl_mujoco.sim import AtlasSim
-        sim = AtlasSim()
+    except ImportError:  # MuJoCo not installed (a Gazebo-only machine): the fallback height, flat ground only
+        if scene != "flat":
+            raise ValueError(f"start_state: scene {scene!r} needs atlas_crawl_mujoco to place the robot") from None
+    else:
+        sim = AtlasSim(params={"scene": scene})
         sim.reset(q, base_quat_wxyz=tuple(quat), drop_clearance_m=clearance_m)
-        z = float(sim.pelvis_pose()[0][2])
-    except Exception:  # MuJoCo not installed (a Gazebo-only machine): use the fallback height
-        pass
+        pos, quat = sim.pelvis_pose()
+        z = float(pos[2])
     return {n: float(v) for n, v in zip(JOINT_NAMES, q)}, tuple(float(v) for v in quat), z
 
 

@@ -1,6 +1,7 @@
 """Full stack: the atlas_crawl graph on Gazebo Harmonic + ros2_control (issue 6 §3).
 
     ros2 launch atlas_crawl_bringup gazebo.launch.py [headless:=true] [rviz:=false] [initial_pose:=crawl_forward]
+        [scene:=flat | scene:=slope:angle_deg=5,direction_deg=90 | scene:=my_scene.yaml | world:=my_world.sdf]
     ros2 action send_goal /crawl atlas_crawl_msgs/action/Crawl "{cycles: 10}" --feedback
     ros2 param set /crawl_controller watchdog_timeout_s 3.0
 
@@ -8,8 +9,10 @@ Starts
 * ``robot_state_publisher`` with atlas_description's URDF (``sim:=gazebo``: gz_ros2_control with
   config/controllers.yaml, the pelvis ground-truth plugin of atlas_crawl_gz_plugins, contact surfaces, initial
   joint positions = the start pose the MuJoCo node uses, see atlas_crawl_bringup.gazebo_start),
-* ``gz sim`` on worlds/crawl.sdf (``-s`` headless by default, ``-r`` running), ``ros_gz_sim create`` (robot from
-  /robot_description at the MuJoCo start height/orientation), ``ros_gz_bridge`` for /clock,
+* ``gz sim`` (``-s`` headless by default, ``-r`` running) on the SDF world of ``scene`` (the MuJoCo node's scene
+  specs and files, written by atlas_crawl_bringup.gazebo_world: the same ground in both simulators), or on a
+  user's ``world`` file; ``ros_gz_sim create`` (robot from /robot_description at the MuJoCo start height and
+  orientation on that scene), ``ros_gz_bridge`` for /clock,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
 * with ``rviz:=true``: RViz (config/atlas_crawl.rviz, fixed frame world) and ``support_markers`` (support polygon,
@@ -50,10 +53,13 @@ def _setup(context):
     controllers = os.path.join(share, "config", "controllers.yaml")
     controllers_gazebo = os.path.join(share, "config", "controllers_gazebo.yaml")  # use_sim_time, read after
     overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
-    world = LaunchConfiguration("world").perform(context)
+    from atlas_crawl_bringup.gazebo_world import scene_world
+
+    scene = LaunchConfiguration("scene").perform(context)
+    world = LaunchConfiguration("world").perform(context) or scene_world(scene).path
     headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
     verbosity = LaunchConfiguration("gz_verbosity").perform(context)
-    joints, quat, z = start_state(LaunchConfiguration("initial_pose").perform(context))
+    joints, quat, z = start_state(LaunchConfiguration("initial_pose").perform(context), scene=scene)
     roll, pitch, yaw = quat_wxyz_to_rpy(quat)
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
@@ -80,7 +86,7 @@ def _setup(context):
 
     method = LaunchConfiguration("contact_method")
     return [
-        launch.actions.LogInfo(msg=f"atlas_crawl gazebo: world {world}, start z={z:.3f} m "
+        launch.actions.LogInfo(msg=f"atlas_crawl gazebo: scene {scene}, world {world}, start z={z:.3f} m "
                                    f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
                                    f"{math.degrees(yaw):.1f}) deg"),
         gz, clock_bridge, spawn,
@@ -92,9 +98,13 @@ def _setup(context):
 
 
 def generate_launch_description():
-    share = get_package_share_directory("atlas_crawl_bringup")
     return launch.LaunchDescription([
-        launch.actions.DeclareLaunchArgument("world", default_value=os.path.join(share, "worlds", "crawl.sdf")),
+        launch.actions.DeclareLaunchArgument(
+            "scene", default_value="flat",
+            description="terrain scene, as mujoco_sim's physics.scene (atlas_crawl_mujoco/config/scenes/README.md)"),
+        launch.actions.DeclareLaunchArgument(
+            "world", default_value="",
+            description="a user's SDF world file instead of the scene's (the robot still starts as on 'scene')"),
         launch.actions.DeclareLaunchArgument("headless", default_value="true",
                                              description="true: gz server only (-s); false: with the gz GUI"),
         launch.actions.DeclareLaunchArgument("rviz", default_value="false"),
