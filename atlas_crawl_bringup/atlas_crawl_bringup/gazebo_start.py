@@ -7,6 +7,8 @@ file uses :func:`start_state` so both simulators start from the same pose:
 * joint angles → a ``{initial_positions: {joint: rad}}`` YAML for atlas_description's ``initial_positions_file``
   xacro argument (gz_ros2_control sets the joints to the state interfaces' ``initial_value``),
 * pelvis orientation → roll/pitch/yaw for ``ros_gz_sim create``,
+* ``pose_source`` → the controllers overrides file (:func:`write_controller_overrides`),
+* the IMU noise → ``imu_file`` for atlas_description's gz imu sensor (:func:`write_imu_file`),
 * spawn height (and, on a slope, the tilt) → from MuJoCo's placement of the same model on the same ``scene``
   (``atlas_crawl_bringup.gazebo_world`` writes that scene's SDF world) when atlas_crawl_mujoco is importable, else
   ``fallback_z_m``.
@@ -19,7 +21,12 @@ from typing import Dict, Tuple
 
 import yaml
 
-__all__ = ["start_state", "quat_wxyz_to_rpy", "write_initial_positions"]
+__all__ = ["start_state", "quat_wxyz_to_rpy", "write_initial_positions", "gz_imu_figures", "write_imu_file",
+           "write_controller_overrides"]
+
+#: [s] correlation time of gz-sensors' Gauss-Markov bias: far longer than a trial, so the bias walks as the
+#: MuJoCo model's random walk does (per step the Gauss-Markov variance is σ² τ/2 (1 - e^{-2Δt/τ}) ≈ σ² Δt).
+GZ_BIAS_CORRELATION_TIME_S = 3600.0
 
 
 def quat_wxyz_to_rpy(q) -> Tuple[float, float, float]:
@@ -61,4 +68,56 @@ def write_initial_positions(joints: Dict[str, float], path: str | None = None) -
         os.close(fd)
     with open(path, "w", encoding="utf-8") as f:
         yaml.safe_dump({"initial_positions": {k: float(v) for k, v in joints.items()}}, f)
+    return path
+
+
+def gz_imu_figures(overrides: dict | None = None) -> dict:
+    """The MuJoCo node's IMU model (``imu.*`` of mujoco_sim_node_parameters.yaml, atlas_crawl_mujoco.sensors) as
+    gz-sensors' per-sample gaussian noise: white noise std = density · √rate, turn-on bias std = the initial bias,
+    bias random walk = the Gauss-Markov ``dynamic_bias_stddev`` over :data:`GZ_BIAS_CORRELATION_TIME_S`."""
+    from atlas_crawl_controller.nodes import topics
+    from atlas_crawl_mujoco.sensors import default_noise_params
+    p = default_noise_params(overrides)
+    rate = float(p["imu.rate_hz"])
+    if rate <= 0:
+        raise ValueError("gz_imu_figures: imu.rate_hz is 0 (no IMU); the Gazebo IMU needs a rate")
+
+    def axis(kind, density, walk, initial):
+        return {"stddev": p[f"imu.{kind}_{density}"] * rate ** 0.5, "bias_stddev": p[f"imu.{kind}_{initial}"],
+                "dynamic_bias_stddev": p[f"imu.{kind}_{walk}"],
+                "dynamic_bias_correlation_time_s": GZ_BIAS_CORRELATION_TIME_S}
+    return {"rate_hz": rate, "topic": topics.IMU,
+            "gyro": axis("gyro", "noise_density_rad_per_s_sqrt_hz", "bias_random_walk_rad_per_s2_sqrt_hz",
+                         "bias_initial_rad_per_s"),
+            "accel": axis("accel", "noise_density_m_per_s2_sqrt_hz", "bias_random_walk_m_per_s3_sqrt_hz",
+                          "bias_initial_m_per_s2")}
+
+
+def write_imu_file(overrides: dict | None = None, path: str | None = None) -> str:
+    """Write the xacro ``imu_file`` YAML ({imu: :func:`gz_imu_figures`}); returns its path."""
+    fig = gz_imu_figures(overrides)
+    if path is None:
+        fd, path = tempfile.mkstemp(prefix="atlas_imu_", suffix=".yaml")
+        os.close(fd)
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump({"imu": fig}, f)
+    return path
+
+
+def write_controller_overrides(base_file: str, pose_source: str = "ground_truth", path: str | None = None) -> str:
+    """``base_file`` (config/controllers_gazebo.yaml) plus, when ``pose_source`` is ``estimate``, the controller
+    plugin's ``pelvis_pose_topic`` set to the state estimator's pose; returns the written file's path."""
+    from atlas_crawl_controller.nodes import topics
+    if pose_source not in ("ground_truth", "estimate"):
+        raise ValueError(f"pose_source must be ground_truth or estimate, got {pose_source!r}")
+    with open(base_file, encoding="utf-8") as f:
+        doc = yaml.safe_load(f) or {}
+    if pose_source == "estimate":
+        doc.setdefault("crawl_controller", {}).setdefault("ros__parameters", {})["pelvis_pose_topic"] = \
+            topics.POSE_ESTIMATE
+    if path is None:
+        fd, path = tempfile.mkstemp(prefix="atlas_controllers_gazebo_", suffix=".yaml")
+        os.close(fd)
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(doc, f)
     return path

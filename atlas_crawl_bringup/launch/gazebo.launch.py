@@ -1,6 +1,7 @@
 """Full stack: the atlas_crawl graph on Gazebo Harmonic + ros2_control (issue 6 §3).
 
     ros2 launch atlas_crawl_bringup gazebo.launch.py [headless:=true] [rviz:=false] [initial_pose:=crawl_forward]
+        [pose_source:=ground_truth | pose_source:=estimate]
         [scene:=flat | scene:=slope:angle_deg=5,direction_deg=90 | scene:=my_scene.yaml | world:=my_world.sdf]
     ros2 action send_goal /crawl atlas_crawl_msgs/action/Crawl "{cycles: 10}" --feedback
     ros2 param set /crawl_controller watchdog_timeout_s 3.0
@@ -12,7 +13,11 @@ Starts
 * ``gz sim`` (``-s`` headless by default, ``-r`` running) on the SDF world of ``scene`` (the MuJoCo node's scene
   specs and files, written by atlas_crawl_bringup.gazebo_world: the same ground in both simulators), or on a
   user's ``world`` file; ``ros_gz_sim create`` (robot from /robot_description at the MuJoCo start height and
-  orientation on that scene), ``ros_gz_bridge`` for /clock,
+  orientation on that scene), ``ros_gz_bridge`` for /clock and the pelvis IMU (a gz imu sensor with the MuJoCo
+  node's noise model, ``/atlas/imu``),
+* with ``pose_source:=estimate``: the ``state_estimator`` node (IMU + leg kinematics → ``/odom``,
+  ``/state_estimator/pelvis_pose``), which the controller plugin, the sequencer and the contact inference then read
+  instead of the ground truth,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
 * with ``rviz:=true``: RViz (config/atlas_crawl.rviz, fixed frame world) and ``support_markers`` (support polygon,
@@ -47,14 +52,17 @@ def _gz_plugin_path():
 
 def _setup(context):
     import atlas_description
-    from atlas_crawl_bringup.gazebo_start import quat_wxyz_to_rpy, start_state, write_initial_positions
+    from atlas_crawl_controller.nodes import topics
+    from atlas_crawl_bringup.gazebo_start import (quat_wxyz_to_rpy, start_state, write_controller_overrides,
+                                                  write_imu_file, write_initial_positions)
+    from atlas_crawl_bringup.gazebo_world import scene_world
 
     share = get_package_share_directory("atlas_crawl_bringup")
     controllers = os.path.join(share, "config", "controllers.yaml")
-    controllers_gazebo = os.path.join(share, "config", "controllers_gazebo.yaml")  # use_sim_time, read after
+    pose_source = LaunchConfiguration("pose_source").perform(context)
+    controllers_gazebo = write_controller_overrides(      # use_sim_time (+ the estimate's topic), read after
+        os.path.join(share, "config", "controllers_gazebo.yaml"), pose_source)
     overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
-    from atlas_crawl_bringup.gazebo_world import scene_world
-
     scene = LaunchConfiguration("scene").perform(context)
     world = LaunchConfiguration("world").perform(context) or scene_world(scene).path
     headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
@@ -64,7 +72,7 @@ def _setup(context):
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
         controllers_overrides_file=controllers_gazebo,
-        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True,
+        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True, imu_file=write_imu_file(),
         pelvis_pose_rate_hz=LaunchConfiguration("pelvis_pose_rate_hz").perform(context))
 
     gz = launch.actions.ExecuteProcess(
@@ -76,7 +84,10 @@ def _setup(context):
                    "-R", f"{roll:.6f}", "-P", f"{pitch:.6f}", "-Y", f"{yaw:.6f}"])
     clock_bridge = launch_ros.actions.Node(
         package="ros_gz_bridge", executable="parameter_bridge", output="screen",
-        arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock"])
+        arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock", f"{topics.IMU}@sensor_msgs/msg/Imu[gz.msgs.IMU"])
+    estimator = launch_ros.actions.Node(
+        package="atlas_crawl_controller", executable="state_estimator_node", name="state_estimator",
+        output="screen", parameters=[overrides, {"use_sim_time": True}])
 
     def spawner(name):
         return launch_ros.actions.Node(
@@ -89,10 +100,10 @@ def _setup(context):
         launch.actions.LogInfo(msg=f"atlas_crawl gazebo: scene {scene}, world {world}, start z={z:.3f} m "
                                    f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
                                    f"{math.degrees(yaw):.1f}) deg"),
-        gz, clock_bridge, spawn,
+        gz, clock_bridge, spawn, *([estimator] if pose_source == "estimate" else []),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
-        *crawl_lifecycle_nodes(overrides, method),
+        *crawl_lifecycle_nodes(overrides, method, pose_source),
         *visualisation_nodes(share, urdf, LaunchConfiguration("rviz")),
     ]
 
@@ -113,6 +124,10 @@ def generate_launch_description():
         launch.actions.DeclareLaunchArgument("contact_method", default_value="fusion",
                                              description="contact inference: height | velocity | effort"),
         launch.actions.DeclareLaunchArgument("gz_verbosity", default_value="2"),
+        launch.actions.DeclareLaunchArgument(
+            "pose_source", default_value="ground_truth",
+            description="pelvis pose the controller, sequencer and contact inference read: ground_truth (the gz "
+                        "pelvis plugin) | estimate (the state_estimator node: gz IMU + leg kinematics, /odom)"),
         launch.actions.DeclareLaunchArgument(
             "pelvis_pose_rate_hz", default_value="100",
             description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "

@@ -96,3 +96,52 @@ def test_launch_files_load(name):
             pytest.skip(f"atlas_crawl_bringup not installed: {e}")
         raise
     assert ld.entities
+
+
+def test_the_gazebo_imu_carries_the_mujoco_noise_model(tmp_path):
+    """The gz imu sensor on the pelvis has the MuJoCo node's IMU model, as gz-sensors' per-sample figures."""
+    from atlas_crawl_bringup.gazebo_start import GZ_BIAS_CORRELATION_TIME_S, gz_imu_figures, write_imu_file
+    from atlas_crawl_controller.nodes import topics
+    from atlas_crawl_mujoco.sensors import default_noise_params
+    import atlas_description
+    p = default_noise_params()
+    fig = gz_imu_figures()
+    dt = 1.0 / p["imu.rate_hz"]
+    assert fig["gyro"]["stddev"] == pytest.approx(p["imu.gyro_noise_density_rad_per_s_sqrt_hz"] / math.sqrt(dt))
+    assert fig["accel"]["bias_stddev"] == pytest.approx(p["imu.accel_bias_initial_m_per_s2"])
+    # gz-sensors' Gauss-Markov bias step, std σ √(τ/2 (1 - e^(-2Δt/τ))), walks as the MuJoCo random walk σ_b √Δt
+    for kind, key in (("gyro", "imu.gyro_bias_random_walk_rad_per_s2_sqrt_hz"),
+                      ("accel", "imu.accel_bias_random_walk_m_per_s3_sqrt_hz")):
+        sig, tau = fig[kind]["dynamic_bias_stddev"], GZ_BIAS_CORRELATION_TIME_S
+        step = sig * math.sqrt(-tau / 2 * math.expm1(-2 * dt / tau))
+        assert step == pytest.approx(p[key] * math.sqrt(dt), rel=1e-3)
+    r = ET.fromstring(atlas_description.urdf_string(ros2_control=True, sim="gazebo",
+                                                    imu_file=write_imu_file(path=str(tmp_path / "imu.yaml"))))
+    (g,) = [g for g in r.findall("gazebo") if g.find("sensor[@type='imu']") is not None]
+    s = g.find("sensor")
+    assert g.get("reference") == "pelvis" and s.find("topic").text == topics.IMU
+    assert float(s.find("update_rate").text) == pytest.approx(p["imu.rate_hz"])
+    for axis in "xyz":
+        n = s.find(f"imu/angular_velocity/{axis}/noise")
+        assert float(n.find("stddev").text) == pytest.approx(fig["gyro"]["stddev"])
+        n = s.find(f"imu/linear_acceleration/{axis}/noise")
+        assert float(n.find("dynamic_bias_stddev").text) == pytest.approx(fig["accel"]["dynamic_bias_stddev"])
+    plain = ET.fromstring(atlas_description.urdf_string(ros2_control=True, sim="gazebo"))
+    assert plain.find("gazebo/sensor") is None                 # no imu_file, no sensor
+    with pytest.raises(FileNotFoundError):
+        atlas_description.urdf_string(sim="gazebo", imu_file=str(tmp_path / "missing.yaml"))
+    with pytest.raises(ValueError, match="rate"):
+        gz_imu_figures({"imu.rate_hz": 0.0})
+
+
+def test_the_estimate_reroutes_the_controller_plugin_pose(tmp_path):
+    from atlas_crawl_bringup.gazebo_start import write_controller_overrides
+    from atlas_crawl_controller.nodes import topics
+    base = os.path.join(HERE, "config", "controllers_gazebo.yaml")
+    est = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "e.yaml")))
+    assert est["crawl_controller"]["ros__parameters"]["pelvis_pose_topic"] == topics.POSE_ESTIMATE
+    assert est["controller_manager"]["ros__parameters"]["use_sim_time"] is True
+    gt = _yaml(write_controller_overrides(base, "ground_truth", str(tmp_path / "g.yaml")))
+    assert gt == _yaml(base)
+    with pytest.raises(ValueError, match="pose_source"):
+        write_controller_overrides(base, "odometry", str(tmp_path / "x.yaml"))

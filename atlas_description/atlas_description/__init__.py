@@ -71,7 +71,7 @@ JOINT_INDEX: dict[str, int] = {n: i for i, n in enumerate(JOINT_NAMES)}
 SIM_CHOICES: tuple[str, ...] = ("none", "gazebo", "mujoco")
 
 _XACRO_REL = Path("urdf") / "atlas.urdf.xacro"
-_FILE_ARGS = ("initial_positions_file", "controllers_file", "controllers_overrides_file")
+_FILE_ARGS = ("initial_positions_file", "controllers_file", "controllers_overrides_file", "imu_file")
 
 
 def _source_share() -> Path:
@@ -143,7 +143,8 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
         sim: ``"none"`` (mock_components hardware if ros2_control), ``"gazebo"`` (gz_ros2_control hardware,
             gz plugins and surface tags) or ``"mujoco"`` (``<mujoco><compiler .../></mujoco>`` block, no visuals).
         **xacro_args: further xacro arguments (``visuals``, ``initial_positions_file``, ``controllers_file``,
-            ``controllers_overrides_file``, ``pelvis_plugin``, ``pelvis_pose_topic``, ``pelvis_pose_rate_hz``); bools become ``"true"``/``"false"``.
+            ``controllers_overrides_file``, ``pelvis_plugin``, ``pelvis_pose_topic``, ``pelvis_pose_rate_hz``,
+            ``imu_file``); bools become ``"true"``/``"false"``.
 
     Raises:
         ValueError: unknown ``sim`` or unknown xacro argument name.
@@ -153,7 +154,7 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
     if sim not in SIM_CHOICES:
         raise ValueError(f"sim must be one of {SIM_CHOICES}, got {sim!r}")
     known = {"visuals", "initial_positions_file", "controllers_file", "controllers_overrides_file", "pelvis_plugin",
-             "pelvis_pose_topic", "pelvis_pose_rate_hz"}
+             "pelvis_pose_topic", "pelvis_pose_rate_hz", "imu_file"}
     unknown = set(xacro_args) - known
     if unknown:
         raise ValueError(f"unknown xacro argument(s) {sorted(unknown)}; known: {sorted(known)}")
@@ -166,7 +167,7 @@ def urdf_string(ros2_control: bool = False, sim: str = "none", **xacro_args) -> 
             # xacro resolves relative paths against the xacro file's directory; make them relative to the
             # caller's working directory instead, and fail early with a clear message.
             v = os.path.abspath(os.path.expanduser(v))
-            if k == "initial_positions_file" and not os.path.isfile(v):  # read by xacro now
+            if k in ("initial_positions_file", "imu_file") and not os.path.isfile(v):  # read by xacro now
                 raise FileNotFoundError(f"xacro argument {k}: no such file {v}")
         mappings[k] = v
     doc = xacro.process_file(xacro_path(), mappings=mappings)
