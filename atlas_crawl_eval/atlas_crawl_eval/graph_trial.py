@@ -26,6 +26,12 @@ What it does
    resampled to 100 Hz on the pose-stamp time axis, then :func:`~atlas_crawl_eval.metrics.crawl_metrics` or
    :func:`~atlas_crawl_eval.metrics.turning_metrics` is computed and ``<out>/trial.npz``, ``<out>/metrics.json``,
    ``<out>/result.yaml`` are written and a table is printed beside the action result's own numbers.
+4. Sensing, where the graph publishes it (``sensing`` in metrics.json, :func:`sensing_figures`): the contact
+   estimate ``/support_state`` against the simulator's ``/atlas/contacts_ground_truth`` (MCC per limb, touchdowns
+   within 20 ms; issue 14 §2), and the state estimate ``/odom`` against the ground-truth pose (error in % of the
+   path and yaw per metre; issue 14 §1). The same figures in either simulator: the MuJoCo node and the Gazebo
+   limb-contact plugin publish the contacts, the state estimator (hosted by the MuJoCo node, or its own node in
+   the Gazebo launch with ``pose_source:=estimate``) publishes ``/odom``.
 
 TrialLog fields: measured vs placeholders
 -----------------------------------------
@@ -87,7 +93,9 @@ class GraphRecording:
 
     poses: (t_s, (x, y, z), (w, x, y, z)) world-frame pelvis pose; joints: (t_s, names, positions_rad);
     feedback: (t_s, cycle, keyframe, phase) with t_s = newest pose stamp received before the feedback;
-    support: (t_s, in_contact[4]) from /support_state; result_t_s: newest pose stamp when the result arrived.
+    support: (t_s, in_contact[4]) from /support_state; contacts_truth: the same from the simulator's
+    /atlas/contacts_ground_truth; odom: (t_s, (x, y, z), (w, x, y, z)) of the state estimate (/odom), if published;
+    result_t_s: newest pose stamp when the result arrived.
     """
 
     kind: str = "crawl"
@@ -95,6 +103,8 @@ class GraphRecording:
     joints: list = field(default_factory=list)
     feedback: list = field(default_factory=list)
     support: list = field(default_factory=list)
+    contacts_truth: list = field(default_factory=list)
+    odom: list = field(default_factory=list)
     goal_sent_t_s: Optional[float] = None
     result_t_s: Optional[float] = None
 
@@ -282,6 +292,7 @@ class _Recorder:
         from atlas_crawl_controller.nodes import topics
         from atlas_crawl_msgs.msg import SupportState
         from geometry_msgs.msg import PoseStamped
+        from nav_msgs.msg import Odometry
         from rclpy.qos import qos_profile_sensor_data
         from sensor_msgs.msg import JointState
         self.node = node
@@ -294,7 +305,9 @@ class _Recorder:
         qos = qos_profile_sensor_data  # best effort matches reliable and best-effort publishers
         self._subs = [node.create_subscription(PoseStamped, topics.PELVIS_POSE, self._pose, qos),
                       node.create_subscription(JointState, topics.JOINT_STATES, self._js, qos),
-                      node.create_subscription(SupportState, topics.SUPPORT_STATE, self._support, qos)]
+                      node.create_subscription(SupportState, topics.SUPPORT_STATE, self._support, qos),
+                      node.create_subscription(SupportState, topics.CONTACTS_GT, self._truth, qos),
+                      node.create_subscription(Odometry, topics.ODOM, self._odom, qos)]
 
     def _t(self, stamp) -> float:
         t = stamp.sec + stamp.nanosec * 1e-9
@@ -320,6 +333,17 @@ class _Recorder:
         with self.lock:
             if self.on:
                 self.rec.support.append((self._t(m.header.stamp), [bool(c.in_contact) for c in m.contacts]))
+
+    def _truth(self, m):
+        with self.lock:
+            if self.on:
+                self.rec.contacts_truth.append((self._t(m.header.stamp), [bool(c.in_contact) for c in m.contacts]))
+
+    def _odom(self, m):
+        o, p = m.pose.pose.orientation, m.pose.pose.position
+        with self.lock:
+            if self.on:
+                self.rec.odom.append((self._t(m.header.stamp), (p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))
 
     def feedback(self, f):
         with self.lock:
@@ -387,7 +411,8 @@ def run_graph_trial(node, kind: str, goal, *, settle_before_s: float, settle_aft
             if not fut.result().success:
                 return TrialOutcome("unavailable", f"--reset: {topics.SIM_RESET} failed: {fut.result().message}")
             with rec.lock:  # start the recording after the reset
-                rec.rec.poses.clear(), rec.rec.joints.clear(), rec.rec.support.clear()
+                for lst in (rec.rec.poses, rec.rec.joints, rec.rec.support, rec.rec.contacts_truth, rec.rec.odom):
+                    lst.clear()
                 rec.latest_pose_t = rec.first_pose_t = None
         w0 = time.monotonic()
         while True:
@@ -440,6 +465,78 @@ def phase_time_s(rec: GraphRecording) -> dict:
         k = str(f[3]).split(":", 1)[0]
         out[k] = out.get(k, 0.0) + max(0.0, float(t1) - float(f[0]))
     return out
+
+
+def _held(events: list, grid: np.ndarray) -> np.ndarray:
+    """(len(grid), 4) bool: the in_contact flags of ``events`` [(t, flags)] held from each stamp (zero-order)."""
+    ev = sorted(events, key=lambda e: e[0])
+    t = np.array([e[0] for e in ev])
+    k = np.searchsorted(t, grid, side="right") - 1
+    flags = np.array([e[1] for e in ev], bool)
+    return flags[np.clip(k, 0, None)]
+
+
+def contact_scores(rec: GraphRecording, rate_hz: float = LOG_RATE_HZ) -> Optional[dict]:
+    """The graph's contact estimate (/support_state) against the simulator's contacts (/atlas/contacts_ground_truth)
+    from the goal to its result, both held on a ``rate_hz`` grid: precision / recall / MCC per limb and overall
+    (:func:`atlas_crawl_controller.contact_inference.precision_recall`) and the touchdown latency summary
+    (``contact_inference_eval.latency_summary``; within 20 ms is the issue-14 target). None without both topics."""
+    from atlas_crawl_controller.contact_inference import precision_recall
+    from .contact_inference_eval import latency_summary, touchdown_latency_s
+    if not rec.support or not rec.contacts_truth or rec.goal_sent_t_s is None or rec.result_t_s is None:
+        return None
+    t0 = max(rec.goal_sent_t_s, min(e[0] for e in rec.support), min(e[0] for e in rec.contacts_truth))
+    grid = np.arange(t0, rec.result_t_s, 1.0 / rate_hz)
+    if grid.size < 10:
+        return None
+    pred, truth = _held(rec.support, grid), _held(rec.contacts_truth, grid)
+    return {"scores": precision_recall(pred, truth),
+            "touchdown": latency_summary(touchdown_latency_s(pred, truth, grid))}
+
+
+def estimate_error(rec: GraphRecording, path_m: float) -> Optional[dict]:
+    """The state estimate (/odom, its odom frame = the world when it starts from the ground truth) against the
+    ground-truth pose at the last estimate of the trial: horizontal error [m] and in % of ``path_m`` (target ≤ 2 %),
+    yaw error [deg] and per metre (target ≤ 1 °/m). None without /odom."""
+    from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
+    from atlas_crawl_kinematics.support import crawl_heading_rad
+    if not rec.odom or not rec.poses:
+        return None
+    t_e, p_e, q_e = max(rec.odom, key=lambda o: o[0])
+    t_p, p_p, q_p = min(rec.poses, key=lambda o: abs(o[0] - t_e))
+    err = float(np.hypot(p_e[0] - p_p[0], p_e[1] - p_p[1]))
+    yaw = math.degrees((crawl_heading_rad(quat_wxyz_to_R(q_e)) - crawl_heading_rad(quat_wxyz_to_R(q_p)) + math.pi)
+                       % (2 * math.pi) - math.pi)
+    return {"error_m": err, "error_pct_of_path": 100.0 * err / path_m if path_m > 0 else float("nan"),
+            "yaw_error_deg": yaw, "yaw_deg_per_m": abs(yaw) / path_m if path_m > 0 else float("nan"),
+            "path_m": float(path_m), "stamp_gap_s": float(abs(t_p - t_e))}
+
+
+def path_length_m(log: TrialLog) -> float:
+    """Horizontal path of the pelvis over the log, after the thesis' §4.1.3 smoothing (as estimator_eval)."""
+    from .metrics import smooth
+    xy = smooth(log.pelvis_pos_m[:, :2])
+    return float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1)))
+
+
+def sensing_figures(rec: GraphRecording, log: TrialLog) -> dict:
+    """{"contacts": :func:`contact_scores`, "estimate": :func:`estimate_error`} (None where a topic was absent)."""
+    return {"contacts": contact_scores(rec), "estimate": estimate_error(rec, path_length_m(log))}
+
+
+def format_sensing(fig: dict) -> str:
+    lines = []
+    c, e = fig.get("contacts"), fig.get("estimate")
+    if c is not None:
+        sc, td = c["scores"], c["touchdown"]
+        per = " ".join(f"{k} {v['mcc']:.3f}" for k, v in sc.items() if k != "all")
+        lines.append(f"  contacts (/support_state vs /atlas/contacts_ground_truth): MCC overall "
+                     f"{sc['all']['mcc']:.3f}; per limb {per}; touchdowns within 20 ms "
+                     f"{100 * td['within_20ms']:.0f} % of {td['n']} (missed {td['missed']})")
+    if e is not None:
+        lines.append(f"  state estimate (/odom vs ground truth): {e['error_m']:.3f} m = {e['error_pct_of_path']:.2f} % "
+                     f"of {e['path_m']:.2f} m path, yaw {e['yaw_error_deg']:+.2f} deg ({e['yaw_deg_per_m']:.2f} deg/m)")
+    return "\n".join(lines)
 
 
 def compute_metrics(log: TrialLog, behaviour: str, heading_source: str = "pelvis_z") -> dict:
@@ -511,7 +608,7 @@ def _jsonable(x):
 
 
 def write_outputs(out: Path, log: Optional[TrialLog], behaviour: str, m: Optional[dict], outcome: TrialOutcome,
-                  goal_fields: dict, notes: list, command: str) -> None:
+                  goal_fields: dict, notes: list, command: str, sensing: Optional[dict] = None) -> None:
     import yaml
     out.mkdir(parents=True, exist_ok=True)
     if log is not None:
@@ -528,7 +625,7 @@ def write_outputs(out: Path, log: Optional[TrialLog], behaviour: str, m: Optiona
                 "placeholder_fields": ["contact_force_n", "ground_points_m", "meta_fell"]
                 + ([] if outcome.recording and outcome.recording.support else ["contact_in_touch"]),
                 "feedback_phase_time_s": phase_time_s(outcome.recording) if outcome.recording else {},
-                "notes": notes}
+                "sensing": sensing or {}, "notes": notes}
         (out / "metrics.json").write_text(json.dumps(_jsonable(body), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
@@ -651,13 +748,16 @@ def main(argv=None) -> int:
     except ValueError as e:  # GraphTrialError, MetricError, TrialLogError
         notes.append(f"no metrics: {e}")
         print(f"[graph_trial] cannot compute the metrics: {e}", file=sys.stderr)
-    write_outputs(out, log, behaviour, m, outcome, fields, notes, command)
+    sensing = sensing_figures(outcome.recording, log) if log is not None else None
+    write_outputs(out, log, behaviour, m, outcome, fields, notes, command, sensing)
     for n in notes:
         print(f"[graph_trial] note: {n}")
     if m is not None:
         print(format_table(behaviour, comparison_rows(behaviour, m, outcome.result)))
         print("  sim time per feedback phase [s]: " + ", ".join(
             f"{k} {v:.2f}" for k, v in phase_time_s(outcome.recording).items()))
+        if sensing and format_sensing(sensing):
+            print(format_sensing(sensing))
         print(f"[graph_trial] wrote {out}/trial.npz, metrics.json, result.yaml"
               + (f"; bag {a.mcap}" if a.mcap else ""))
     if outcome.status != "succeeded":

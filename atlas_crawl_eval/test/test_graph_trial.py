@@ -322,3 +322,30 @@ def test_live_cli_end_to_end_writes_its_outputs(live_stack, tmp_path):
     assert rc == 0, (out / "result.yaml").read_text(encoding="utf-8") if (out / "result.yaml").exists() else rc
     res = yaml.safe_load((out / "result.yaml").read_text(encoding="utf-8"))
     assert res["status"] == "succeeded" and res["goal"] == {"cycles": 1}
+
+
+def test_contact_scores_compare_the_estimate_with_the_simulator_contacts():
+    """A perfect estimate scores MCC 1 and every touchdown on time; one 30 ms late per touchdown is not within 20 ms;
+    without the ground-truth topic there is no score (not a made-up one)."""
+    from atlas_crawl_eval.graph_trial import GraphRecording, contact_scores
+    t = np.arange(0.0, 6.0, 0.01)
+    truth = [(float(x), [bool((x + 0.5 * i) % 2.0 > 0.5) for i in range(4)]) for x in t]
+    rec = GraphRecording(support=list(truth), contacts_truth=list(truth), goal_sent_t_s=0.0, result_t_s=6.0)
+    s = contact_scores(rec)
+    assert s["scores"]["all"]["mcc"] == pytest.approx(1.0)
+    assert s["touchdown"]["n"] > 0 and s["touchdown"]["within_20ms"] == pytest.approx(1.0)
+    late = [(x + 0.03, f) for x, f in truth]
+    s = contact_scores(GraphRecording(support=late, contacts_truth=truth, goal_sent_t_s=0.0, result_t_s=6.0))
+    assert s["scores"]["all"]["mcc"] < 1.0 and s["touchdown"]["within_20ms"] == pytest.approx(0.0)
+    assert contact_scores(GraphRecording(support=truth, goal_sent_t_s=0.0, result_t_s=6.0)) is None
+
+
+def test_estimate_error_is_measured_at_the_last_estimate():
+    from atlas_crawl_eval.graph_trial import GraphRecording, estimate_error
+    q = (1.0, 0.0, 0.0, 0.0)
+    poses = [(0.1 * k, (0.01 * k, 0.0, 0.6), q) for k in range(101)]
+    odom = [(0.1 * k, (0.01 * k + 0.001 * k, 0.0, 0.6), q) for k in range(90)]   # 10 % drift, ends at t = 8.9 s
+    e = estimate_error(GraphRecording(poses=poses, odom=odom), path_m=1.0)
+    assert e["error_m"] == pytest.approx(0.089) and e["error_pct_of_path"] == pytest.approx(8.9)
+    assert e["stamp_gap_s"] == pytest.approx(0.0, abs=1e-9) and e["yaw_error_deg"] == pytest.approx(0.0, abs=1e-9)
+    assert estimate_error(GraphRecording(poses=poses), path_m=1.0) is None
