@@ -5,7 +5,8 @@ period (``controller.update_rate_hz``) it does **read → update → write**: jo
 pelvis pose are read from the simulator, ``CrawlControllerCore.update`` computes the joint position commands, and
 they are written as servo targets.  It publishes ``/clock``, ``/joint_states``, the ground-truth pelvis pose
 (``/atlas/pelvis_pose`` PoseStamped, ``/atlas/pelvis_odom`` Odometry), the ground-truth contacts
-(``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH), the controller status, the pelvis IMU
+(``/atlas/contacts_ground_truth`` SupportState, METHOD_GROUND_TRUTH: a limb is in contact when it touched the ground
+in any physics step since the previous message, :meth:`AtlasSim.touch_period`), the controller status, the pelvis IMU
 (``/atlas/imu``, with the noise and bias model of :mod:`.sensors`), and serves ``/sim/reset`` (std_srvs/Trigger) for
 fresh trials.  Names: atlas_crawl_controller/nodes/topics.py.
 
@@ -448,7 +449,7 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.pub_imu.publish(m)
 
     def _publish_contacts(self, stamp):
-        touch, force = self.sim.limb_contacts()
+        touch = self.sim.touch_period()     # in contact in any physics step since the previous message
         pts = self.sim.contact_site_pos()
         com = self.sim.com()
         sup = ci.support_from_contacts(touch, pts, com)

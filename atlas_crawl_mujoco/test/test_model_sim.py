@@ -97,3 +97,33 @@ def test_planned_margins_positive():
     worst = check(names, out=open("/dev/null", "w"))
     for n in names:
         assert worst[n] >= 0.03, n      # issue 3 target: static margin >= 0.03 m before every lift
+
+
+def test_touch_period_holds_every_step_since_the_last_call():
+    """The ground truth of a sample period: a limb that touched in any physics step since the previous call counts,
+    whatever it does at the sampling instant; the flags are per period (cleared by the call and by a reset)."""
+    from atlas_crawl_controller.keyframes import load_script
+    sc = load_script("crawl_forward")
+    sim = AtlasSim()
+    sim.reset(sc.keyframes[0].q, base_quat_wxyz=tuple(sc.start_quat_wxyz))
+    sim.step(500)
+    sim.touch_period()
+    seen = np.zeros(4, bool)
+    for _ in range(10):
+        sim.step(1)
+        seen |= sim.limb_contacts()[0]
+    period = sim.touch_period()
+    assert period.all() and np.array_equal(period, seen)     # four-point stance, touching in every step
+    assert not sim.touch_period().any()                        # nothing stepped since: nothing touched
+    sim.step(3)
+    sim.reset(sc.keyframes[0].q, base_quat_wxyz=tuple(sc.start_quat_wxyz))
+    assert not sim.touch_period().any()
+    lifted = np.zeros(4, bool)                                 # a lifted arm: up in every step, never in the period
+    sim.set_joint_targets(sim.joint_q() + np.where(np.array(JOINT_NAMES) == "l_arm_shx", -0.8, 0.0))
+    sim.step(400)
+    sim.touch_period()
+    for _ in range(20):
+        sim.step(1)
+        lifted |= sim.limb_contacts()[0]
+    assert not lifted[0] and lifted[1]
+    assert np.array_equal(sim.touch_period(), lifted)

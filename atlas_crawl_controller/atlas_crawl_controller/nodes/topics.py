@@ -8,7 +8,8 @@ the Gazebo variant, same names and types):
 * ``/atlas/pelvis_pose``            geometry_msgs/PoseStamped — pelvis pose, frame ``world``
 * ``/atlas/pelvis_odom``            nav_msgs/Odometry — pose in ``world``, twist in the ``pelvis`` frame (REP 105)
 * ``/atlas/contacts_ground_truth``  atlas_crawl_msgs/SupportState — simulator contacts (METHOD_GROUND_TRUTH), frame
-  ``world``
+  ``world``: a limb is in contact when it touched the ground in any physics step since the previous message (the
+  contacts chatter at the millisecond scale; a snapshot would alias it). Gazebo: contacts only (no polygon/margin)
 * ``/atlas/imu``                     sensor_msgs/Imu — pelvis IMU (rate gyro + accelerometer, frame ``pelvis``, no
   orientation), with the noise and bias model of the sim node's ``imu.*`` parameters (MuJoCo variant)
 * ``/sim/reset``                    std_srvs/Trigger — fresh trial: back to the initial pose (MuJoCo variant)
