@@ -7,8 +7,9 @@ and ``mujoco_sim physics.scene:=slope:angle_deg=5`` stand on the same ground.
 
 * plane, box, sphere, capsule, cylinder, ellipsoid: the SDF shape of the same size and pose;
 * a height field (``rough``, a user's height-map PNG): an SDF ``<heightmap>``, resampled to the 2^n + 1 square
-  Gazebo needs, stretched over the full grey range (so it does not matter whether Gazebo scales by the image's own
-  maximum or by 255) and written as a PNG beside the world;
+  Gazebo needs, stretched over the full grey range (DART scales the grey levels by the image's own maximum) and
+  written as a PNG beside the world; its lowest level sits at the collision pose (Gazebo's physics ignores
+  ``<pos>``);
 * ground friction: ``<mu>``/``<mu2>`` of the geom's sliding friction. DART takes the smaller of the two surfaces'
   values, MuJoCo (with the ground's priority) the ground's: the two agree while the robot's ``gz_mu`` is at least the
   ground's;
@@ -68,7 +69,10 @@ def heightmap_samples(h01: np.ndarray, n: int | None = None) -> np.ndarray:
     return f(np.stack(np.meshgrid(u, u, indexing="ij"), axis=-1))
 
 
-def _heightmap(m, g: int, pos, out_dir: str, stem: str) -> ET.Element:
+def _heightmap(m, g: int, out_dir: str, stem: str) -> tuple[ET.Element, float]:
+    """(<heightmap> of the height-field geom g, z of its lowest sample above the geom origin). Gazebo's physics places
+    a heightmap by its collision's pose only (gz-sim Physics ignores ``<pos>``, which only rendering adds) with the
+    lowest grey level at the pose's z, so the offset goes into the pose and ``<pos>`` stays 0."""
     from PIL import Image
     hid = m.geom_dataid[g]
     nrow, ncol = m.hfield_nrow[hid], m.hfield_ncol[hid]
@@ -76,19 +80,18 @@ def _heightmap(m, g: int, pos, out_dir: str, stem: str) -> ET.Element:
     h = heightmap_samples(m.hfield_data[adr:adr + nrow * ncol].reshape(nrow, ncol))
     lo, hi = float(h.min()), float(h.max())
     rx, ry, rz, _base = m.hfield_size[hid]
-    span = (hi - lo) * rz
     img = np.round(255.0 * (h - lo) / (hi - lo)) if hi > lo else np.zeros_like(h)
     fname = f"{stem}_heightmap_{g}.png"
     Image.fromarray(np.flipud(img).astype(np.uint8), mode="L").save(os.path.join(out_dir, fname))  # row 0 = +y
     hm = ET.Element("heightmap")
     ET.SubElement(hm, "uri").text = fname
-    ET.SubElement(hm, "size").text = _fmt([2 * rx, 2 * ry, max(span, 1e-4)])
-    ET.SubElement(hm, "pos").text = _fmt([pos[0], pos[1], pos[2] + lo * rz])
-    return hm
+    ET.SubElement(hm, "size").text = _fmt([2 * rx, 2 * ry, max((hi - lo) * rz, 1e-4)])
+    ET.SubElement(hm, "pos").text = "0 0 0"
+    return hm, lo * rz
 
 
-def _shape(m, g: int, pos, out_dir: str, stem: str) -> tuple[ET.Element, bool]:
-    """(<geometry> of geom g, whether the pose is carried by the shape itself)."""
+def _shape(m, g: int, out_dir: str, stem: str) -> tuple[ET.Element, float]:
+    """(<geometry> of geom g, offset [m] along the geom's z axis to add to its pose)."""
     t, s = m.geom_type[g], m.geom_size[g]
     geo = ET.Element("geometry")
     if t == _T.mjGEOM_PLANE:
@@ -107,13 +110,14 @@ def _shape(m, g: int, pos, out_dir: str, stem: str) -> tuple[ET.Element, bool]:
     elif t == _T.mjGEOM_ELLIPSOID:
         ET.SubElement(ET.SubElement(geo, "ellipsoid"), "radii").text = _fmt(s)
     elif t == _T.mjGEOM_HFIELD:
-        geo.append(_heightmap(m, g, pos, out_dir, stem))
-        return geo, True
+        hm, dz = _heightmap(m, g, out_dir, stem)
+        geo.append(hm)
+        return geo, dz
     else:
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"#{g}"
         raise ValueError(f"gazebo world: scene geom {name!r} of type {_T(t).name} cannot be exported to SDF "
                          f"(planes, boxes, spheres, capsules, cylinders, ellipsoids and height fields can)")
-    return geo, False
+    return geo, 0.0
 
 
 def _surface(mu: float) -> ET.Element:
@@ -150,11 +154,12 @@ def world_element(m: mujoco.MjModel, out_dir: str, stem: str) -> ET.Element:
     static = np.flatnonzero(m.body_weldid[m.geom_bodyid] == 0)
     for g in static:
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom{g}"
-        pos, xmat = d.geom_xpos[g], d.geom_xmat[g]
-        geo, own_pose = _shape(m, g, pos, out_dir, stem)
+        geo, dz = _shape(m, g, out_dir, stem)
+        xmat = d.geom_xmat[g].reshape(3, 3)
+        pos = d.geom_xpos[g] + dz * xmat[:, 2]
         for tag in ("collision", "visual"):
             e = ET.SubElement(link, tag, name=f"{name}_{tag}")
-            ET.SubElement(e, "pose").text = "0 0 0 0 0 0" if own_pose else _pose(pos, xmat)
+            ET.SubElement(e, "pose").text = _pose(pos, xmat)
             e.append(geo)
             if tag == "collision":
                 e.append(_surface(m.geom_friction[g, 0]))

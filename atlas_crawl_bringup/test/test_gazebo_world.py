@@ -1,5 +1,8 @@
 """The Gazebo world of a scene stands on the same ground as the MuJoCo scene (issue 13 §1): heights read back from
-the written SDF (an independent reader: scipy rotations, PIL, ray-box slabs) against MuJoCo's ray casts."""
+the written SDF (an independent reader: scipy rotations, PIL, ray-box slabs; a heightmap read as gz-sim's Physics
+and gz-physics' DART heightmap place it: collision pose, grey / image maximum x size z, image row 0 at +y) against
+MuJoCo's ray casts. Checked once in Gazebo itself: balls dropped on the rough world came to rest on these heights.
+"""
 import os
 import xml.etree.ElementTree as ET
 
@@ -41,7 +44,8 @@ def _sdf_height(world_path, x, y):
         elif g.tag == "heightmap":
             img = np.asarray(Image.open(os.path.join(os.path.dirname(world_path), g.find("uri").text)), float) / 255
             sx, sy, sz = _floats(g.find("size"))
-            px, py, pz = _floats(g.find("pos"))
+            assert not _floats(g.find("pos")).any()      # gz physics ignores <pos>: the pose carries the offset
+            px, py, pz = p                               # lowest grey level at the collision pose (DART)
             n = img.shape[0]
             u, v = (x - px) / sx + 0.5, (y - py) / sy + 0.5      # image column along +x, row 0 at +y
             if not (0 <= u <= 1 and 0 <= v <= 1):
