@@ -203,8 +203,11 @@ def spin_node(node_factory: Callable[[], object], args=None) -> None:
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
     except Exception:   # noqa: BLE001 — the executor died: exit non-zero with the traceback (no silent zombie)
-        sys.stderr.write(f"[{node.get_name()}] executor died:\n{traceback.format_exc()}")
-        rc = 1
+        if rclpy.ok():
+            sys.stderr.write(f"[{node.get_name()}] executor died:\n{traceback.format_exc()}")
+            rc = 1
+        # else: Ctrl-C / launch shutdown invalidated the context while the executor built its wait set
+        # (RCLError "the given context is not valid"): a normal stop, exit 0
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
