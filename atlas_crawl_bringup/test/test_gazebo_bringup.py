@@ -145,3 +145,16 @@ def test_the_estimate_reroutes_the_controller_plugin_pose(tmp_path):
     assert gt == _yaml(base)
     with pytest.raises(ValueError, match="pose_source"):
         write_controller_overrides(base, "odometry", str(tmp_path / "x.yaml"))
+
+
+def test_the_gazebo_limb_contacts_are_the_robot_facts():
+    """The limb contact plugin's limbs, links and topic are atlas_description's and topics.py's."""
+    from atlas_crawl_controller.nodes import topics
+    import atlas_description
+    r = ET.fromstring(atlas_description.urdf_string(ros2_control=True, sim="gazebo"))
+    (p,) = [p for p in r.findall("gazebo/plugin") if p.get("name") == "atlas_crawl_gz_plugins::LimbContactPublisher"]
+    assert p.find("topic").text.strip() == topics.CONTACTS_GT
+    limbs = [(e.get("name"), tuple(e.text.split())) for e in p.findall("limb")]
+    assert limbs == list(zip(atlas_description.CONTACT_FRAMES, atlas_description.LIMB_LINKS))
+    links = {e.get("name") for e in r.findall("link")}
+    assert {n for ls in atlas_description.LIMB_LINKS for n in ls} <= links

@@ -14,7 +14,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include <gz/math/Pose3.hh>
 #include <gz/math/Vector3.hh>
@@ -29,6 +28,8 @@
 #include <nav_msgs/msg/odometry.hpp>
 #include <rclcpp/rclcpp.hpp>
 
+#include "ros_spinner.hpp"
+
 namespace atlas_crawl_gz_plugins
 {
 
@@ -39,12 +40,6 @@ class PelvisPosePublisher
   public gz::sim::ISystemPostUpdate
 {
 public:
-  ~PelvisPosePublisher() override
-  {
-    if (executor_) {executor_->cancel();}
-    if (spin_thread_.joinable()) {spin_thread_.join();}
-  }
-
   void Configure(
     const gz::sim::Entity & entity, const std::shared_ptr<const sdf::Element> & sdf,
     gz::sim::EntityComponentManager & ecm, gz::sim::EventManager &) override
@@ -66,17 +61,11 @@ public:
       world_entity_ = entity;        // loaded from the world SDF: find the model by name (may be spawned later)
     }
 
-    if (!rclcpp::ok()) {
-      rclcpp::init(0, nullptr, rclcpp::InitOptions(), rclcpp::SignalHandlerOptions::None);
-    }
-    node_ = std::make_shared<rclcpp::Node>("atlas_pelvis_pose_publisher");
+    node_ = ros_.start("atlas_pelvis_pose_publisher");
     pose_pub_ = node_->create_publisher<geometry_msgs::msg::PoseStamped>(topic_, rclcpp::SystemDefaultsQoS());
     if (!odom_topic_.empty()) {
       odom_pub_ = node_->create_publisher<nav_msgs::msg::Odometry>(odom_topic_, rclcpp::SystemDefaultsQoS());
     }
-    executor_ = std::make_shared<rclcpp::executors::SingleThreadedExecutor>();
-    executor_->add_node(node_);
-    spin_thread_ = std::thread([this]() {executor_->spin();});  // parameter/introspection services only
     resolve(ecm);
     RCLCPP_INFO(
       node_->get_logger(), "pelvis ground truth: link '%s' -> %s%s%s at %s", link_name_.c_str(),
@@ -180,8 +169,7 @@ private:
   rclcpp::Node::SharedPtr node_;
   rclcpp::Publisher<geometry_msgs::msg::PoseStamped>::SharedPtr pose_pub_;
   rclcpp::Publisher<nav_msgs::msg::Odometry>::SharedPtr odom_pub_;
-  rclcpp::executors::SingleThreadedExecutor::SharedPtr executor_;
-  std::thread spin_thread_;
+  RosSpinner ros_;   // declared last: destroyed (executor stopped, thread joined) first
 };
 
 }  // namespace atlas_crawl_gz_plugins
