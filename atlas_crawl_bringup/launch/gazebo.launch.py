@@ -16,8 +16,8 @@ Starts
   orientation on that scene), ``ros_gz_bridge`` for /clock and the pelvis IMU (a gz imu sensor with the MuJoCo
   node's noise model, ``/atlas/imu``),
 * with ``pose_source:=estimate``: the ``state_estimator`` node (IMU + leg kinematics → ``/odom``,
-  ``/state_estimator/pelvis_pose``), which the controller plugin, the sequencer and the contact inference then read
-  instead of the ground truth,
+  ``/state_estimator/pelvis_pose``), started once the crawl controller holds the robot, which the controller plugin,
+  the sequencer and the contact inference then read instead of the ground truth,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
 * with ``rviz:=true``: RViz (config/atlas_crawl.rviz, fixed frame world) and ``support_markers`` (support polygon,
@@ -82,9 +82,13 @@ def _setup(context):
         package="ros_gz_sim", executable="create", output="screen",
         arguments=["-topic", "robot_description", "-name", "atlas", "-x", "0", "-y", "0", "-z", f"{z:.4f}",
                    "-R", f"{roll:.6f}", "-P", f"{pitch:.6f}", "-Y", f"{yaw:.6f}"])
+    # the IMU's ROS publisher keeps 4 s of samples (default 10 = 40 ms): a Python subscriber that stalls for 0.2-0.3 s
+    # on this 2-core machine otherwise loses whole bursts (measured: gaps up to 0.32 s reached the state estimator,
+    # whose estimate then ended 45 % of the path off; gz itself published every 4 ms)
     clock_bridge = launch_ros.actions.Node(
         package="ros_gz_bridge", executable="parameter_bridge", output="screen",
-        arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock", f"{topics.IMU}@sensor_msgs/msg/Imu[gz.msgs.IMU"])
+        arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock", f"{topics.IMU}@sensor_msgs/msg/Imu[gz.msgs.IMU"],
+        parameters=[{f"qos_overrides.{topics.IMU}.publisher.depth": 1000}])
     estimator = launch_ros.actions.Node(
         package="atlas_crawl_controller", executable="state_estimator_node", name="state_estimator",
         output="screen", parameters=[overrides, {"use_sim_time": True}])
@@ -100,9 +104,13 @@ def _setup(context):
         launch.actions.LogInfo(msg=f"atlas_crawl gazebo: scene {scene}, world {world}, start z={z:.3f} m "
                                    f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
                                    f"{math.degrees(yaw):.1f}) deg"),
-        gz, clock_bridge, spawn, *([estimator] if pose_source == "estimate" else []),
+        gz, clock_bridge, spawn,
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
+        # the estimator initialises from the first ground-truth pose and then needs the robot still: start it once
+        # the crawl controller holds the robot (before that the joints are unpowered and the robot slumps)
+        *([launch.actions.RegisterEventHandler(OnProcessExit(target_action=crawl, on_exit=[estimator]))]
+          if pose_source == "estimate" else []),
         *crawl_lifecycle_nodes(overrides, method, pose_source),
         *visualisation_nodes(share, urdf, LaunchConfiguration("rviz")),
     ]
@@ -127,7 +135,8 @@ def generate_launch_description():
         launch.actions.DeclareLaunchArgument(
             "pose_source", default_value="ground_truth",
             description="pelvis pose the controller, sequencer and contact inference read: ground_truth (the gz "
-                        "pelvis plugin) | estimate (the state_estimator node: gz IMU + leg kinematics, /odom)"),
+                        "pelvis plugin) | estimate (the state_estimator node: gz IMU + leg kinematics, /odom; on a "
+                        "2-core machine its inputs arrive with gaps of up to 1.2 s and the estimate fails: README)"),
         launch.actions.DeclareLaunchArgument(
             "pelvis_pose_rate_hz", default_value="100",
             description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "

@@ -96,7 +96,7 @@ class StateEstimatorNode(GuardedNodeMixin, Node):
         except ImportError:
             self.get_logger().warn("tf2_msgs is not installed (not on PyPI): no odom -> pelvis on /tf; "
                                    "/odom and the pose alias are published")
-        self.create_subscription(Imu, topics.IMU, self._on_imu, 100)
+        self.create_subscription(Imu, topics.IMU, self._on_imu, 500)   # 2 s at 250 Hz: a stalled executor catches up
         self.create_subscription(JointState, topics.JOINT_STATES, self._on_js, 20)
         self.create_subscription(ControllerReference, topics.REFERENCE, self._on_reference, 10)
         self.create_subscription(SupportState, topics.SUPPORT_STATE, self._on_support, 10)
