@@ -2,8 +2,8 @@
 
 The geometry is not described twice. :func:`scene_world` builds the MuJoCo model of the scene
 (``atlas_crawl_mujoco.scenes``: the same spec strings, files and checks) and writes every static geom of it into an
-SDF 1.9 world, with the physics of ``worlds/crawl.sdf`` (DART, 1 ms). So ``gazebo.launch.py scene:=slope:angle_deg=5``
-and ``mujoco_sim physics.scene:=slope:angle_deg=5`` stand on the same ground.
+SDF 1.9 world, with the physics the Gazebo launch always used (DART, 1 ms). So ``gazebo.launch.py
+scene:=slope:angle_deg=5`` and ``mujoco_sim physics.scene:=slope:angle_deg=5`` stand on the same ground.
 
 * plane, box, sphere, capsule, cylinder, ellipsoid: the SDF shape of the same size and pose;
 * a height field (``rough``, a user's height-map PNG): an SDF ``<heightmap>``, resampled to the 2^n + 1 square
@@ -32,7 +32,7 @@ from atlas_crawl_mujoco.scenes import scene_label, spawn_frame
 
 __all__ = ["GazeboWorld", "scene_world", "heightmap_samples"]
 
-PHYSICS_STEP_S = 0.001      #: as worlds/crawl.sdf and the MuJoCo model (DESIGN §8)
+PHYSICS_STEP_S = 0.001      #: as the MuJoCo model (DESIGN §8)
 INFINITE_PLANE_M = 100.0    #: SDF planes need a size; MuJoCo's 0 (infinite) becomes this
 _T = mujoco.mjtGeom
 
