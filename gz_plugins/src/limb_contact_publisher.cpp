@@ -34,7 +34,7 @@
 #include <atlas_crawl_msgs/msg/support_state.hpp>
 #include <rclcpp/rclcpp.hpp>
 
-#include "ros_spinner.hpp"
+#include "plugin_common.hpp"
 
 namespace atlas_crawl_gz_plugins
 {
@@ -54,7 +54,7 @@ public:
     topic_ = sdf->Get<std::string>("topic", topic_).first;
     frame_id_ = sdf->Get<std::string>("frame_id", frame_id_).first;
     if (rate_hz_ < 0.0) {rate_hz_ = 0.0;}
-    period_ns_ = rate_hz_ > 0.0 ? static_cast<int64_t>(1e9 / rate_hz_) : 0;
+    rate_.set_rate_hz(rate_hz_);
     for (auto e = sdf->FindElement("limb"); e; e = e->GetNextElement("limb")) {
       Limb limb;
       limb.frame = e->Get<std::string>("name");
@@ -118,8 +118,7 @@ public:
       }
     }
     const int64_t t_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(info.simTime).count();
-    if (period_ns_ > 0 && t_ns < next_ns_) {return;}
-    next_ns_ = (period_ns_ > 0 && t_ns - next_ns_ < period_ns_) ? next_ns_ + period_ns_ : t_ns + period_ns_;
+    if (!rate_.due(t_ns)) {return;}
 
     const double nan = std::numeric_limits<double>::quiet_NaN();
     atlas_crawl_msgs::msg::SupportState msg;
@@ -159,8 +158,7 @@ private:
   std::string topic_{"/atlas/contacts_ground_truth"};
   std::string frame_id_{"world"};
   double rate_hz_{100.0};
-  int64_t period_ns_{10000000};
-  int64_t next_ns_{0};
+  SimRate rate_;
   bool resolved_{false};
   gz::sim::Entity model_entity_{gz::sim::kNullEntity};
   rclcpp::Node::SharedPtr node_;

@@ -28,7 +28,7 @@
 #include <nav_msgs/msg/odometry.hpp>
 #include <rclcpp/rclcpp.hpp>
 
-#include "ros_spinner.hpp"
+#include "plugin_common.hpp"
 
 namespace atlas_crawl_gz_plugins
 {
@@ -52,7 +52,7 @@ public:
     frame_id_ = sdf->Get<std::string>("frame_id", frame_id_).first;
     child_frame_id_ = sdf->Get<std::string>("child_frame_id", child_frame_id_).first;
     if (rate_hz_ < 0.0) {rate_hz_ = 0.0;}
-    period_ns_ = rate_hz_ > 0.0 ? static_cast<int64_t>(1e9 / rate_hz_) : 0;
+    rate_.set_rate_hz(rate_hz_);
 
     gz::sim::Model model(entity);
     if (model.Valid(ecm)) {
@@ -82,8 +82,7 @@ public:
   {
     if (info.paused || link_ == gz::sim::kNullEntity || !node_) {return;}
     const int64_t t_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(info.simTime).count();
-    if (period_ns_ > 0 && t_ns < next_ns_) {return;}
-    next_ns_ = (period_ns_ > 0 && t_ns - next_ns_ < period_ns_) ? next_ns_ + period_ns_ : t_ns + period_ns_;
+    if (!rate_.due(t_ns)) {return;}
 
     const gz::math::Pose3d pose = gz::sim::worldPose(link_, ecm);   // the link frame in the world
     builtin_interfaces::msg::Time stamp;
@@ -159,8 +158,7 @@ private:
   std::string frame_id_{"world"};
   std::string child_frame_id_{"pelvis"};
   double rate_hz_{1000.0};
-  int64_t period_ns_{1000000};
-  int64_t next_ns_{0};
+  SimRate rate_;
   uint64_t published_{0};
   bool warned_{false};
   gz::sim::Entity model_entity_{gz::sim::kNullEntity};
