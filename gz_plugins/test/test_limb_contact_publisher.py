@@ -1,19 +1,14 @@
 """Headless gz-sim run of the limb contact plugin: a model `atlas` whose LW and LK links rest on the ground, whose RW
-link rests on the LW link (a contact inside the robot) and whose RK link floats (gravity off) must publish atlas_crawl_msgs/SupportState on /atlas/contacts_ground_truth with
-in_contact [True, False, True, False], sim-time stamps, ~100 Hz, contact points on the ground for the touching limbs
-and NaN for the others: a contact between two links of the robot is not ground contact.
+link rests on the LW link (a contact inside the robot) and whose RK link floats (gravity off) must publish
+atlas_crawl_msgs/SupportState on /atlas/contacts_ground_truth with in_contact [True, False, True, False], sim-time
+stamps, ~100 Hz, contact points on the ground for the touching limbs and NaN for the others: a contact between two
+links of the robot is not ground contact.
 
 Skipped (reported as skipped) where gz-sim or the plugin is not installed — the embedded default.
 """
 import math
-import os
-import signal
-import subprocess
-import time
 
-import pytest
-
-from test_pelvis_pose_publisher import _plugin_or_skip
+from gz_run import plugin_or_skip, run_world
 
 
 def _link(name, z, gravity=True, x=0.0, size=0.1):
@@ -46,32 +41,10 @@ WORLD = f"""<?xml version="1.0"?>
 
 
 def test_limb_contacts_published_with_sim_time(tmp_path):
-    _plugin_or_skip()
-    import rclpy
+    plugin_or_skip()
     from atlas_crawl_msgs.msg import SupportState
-
-    world = tmp_path / "contact_test.sdf"
-    world.write_text(WORLD)
-    rclpy.init()
-    node = rclpy.create_node("test_limb_contact_publisher")
-    msgs = []
-    node.create_subscription(SupportState, "/atlas/contacts_ground_truth", msgs.append, 1000)
-    log = open(tmp_path / "gz.log", "w")
-    gz = subprocess.Popen(["gz", "sim", "-s", "-r", "--iterations", "6000", str(world)], stdout=log,
-                          stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        t_end = time.monotonic() + 60
-        while gz.poll() is None and time.monotonic() < t_end:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        for _ in range(20):
-            rclpy.spin_once(node, timeout_sec=0.05)
-    finally:
-        if gz.poll() is None:
-            os.killpg(gz.pid, signal.SIGINT)
-            gz.wait(timeout=30)
-        node.destroy_node()
-        rclpy.shutdown()
-    assert len(msgs) > 50, f"{len(msgs)} messages (gz log: {tmp_path / 'gz.log'})"
+    (msgs,), log = run_world(tmp_path, WORLD, [(SupportState, "/atlas/contacts_ground_truth")])
+    assert len(msgs) > 50, f"{len(msgs)} messages (gz log: {log})"
     t = [m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs]
     assert all(b > a for a, b in zip(t, t[1:])) and t[-1] <= 6.0 + 1e-6      # sim time, increasing
     rate = (len(t) - 1) / (t[-1] - t[0])

@@ -4,13 +4,9 @@ must publish geometry_msgs/PoseStamped on /atlas/pelvis_pose (frame world) and n
 
 Skipped (reported as skipped) where gz-sim or the plugin is not installed — the embedded default.
 """
-import os
-import shutil
-import signal
-import subprocess
-import time
-
 import pytest
+
+from gz_run import plugin_or_skip, run_world
 
 WORLD = """<?xml version="1.0"?>
 <sdf version="1.9">
@@ -31,45 +27,13 @@ WORLD = """<?xml version="1.0"?>
 """
 
 
-def _plugin_or_skip():
-    if shutil.which("gz") is None:
-        pytest.skip("gz (Gazebo Harmonic) not installed: the gz-sim plugin test needs the full stack")
-    paths = os.environ.get("GZ_SIM_SYSTEM_PLUGIN_PATH", "").split(os.pathsep)
-    if not any(os.path.exists(os.path.join(p, "libatlas_crawl_gz_plugins.so")) for p in paths if p):
-        pytest.skip("libatlas_crawl_gz_plugins.so not on GZ_SIM_SYSTEM_PLUGIN_PATH (plugin not built)")
-
-
 def test_pelvis_pose_published_with_sim_time(tmp_path):
-    _plugin_or_skip()
-    import rclpy
+    plugin_or_skip()
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Odometry
-
-    world = tmp_path / "pelvis_test.sdf"
-    world.write_text(WORLD)
-    rclpy.init()
-    node = rclpy.create_node("test_pelvis_pose_publisher")
-    poses, odoms = [], []
-    node.create_subscription(PoseStamped, "/atlas/pelvis_pose", poses.append, 1000)
-    node.create_subscription(Odometry, "/atlas/pelvis_odom", odoms.append, 1000)
-    log = open(tmp_path / "gz.log", "w")
-    # real time (6 s of wall time): DDS discovery takes ~1-2 s, a faster-than-real-time run of a few thousand
-    # steps could end before the subscription matches the plugin's publisher (0 messages, seen here)
-    gz = subprocess.Popen(["gz", "sim", "-s", "-r", "--iterations", "6000", str(world)], stdout=log,
-                          stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        t_end = time.monotonic() + 120
-        while time.monotonic() < t_end and gz.poll() is None:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        for _ in range(20):
-            rclpy.spin_once(node, timeout_sec=0.05)
-    finally:
-        if gz.poll() is None:
-            os.killpg(gz.pid, signal.SIGINT)
-            gz.wait(timeout=20)
-        node.destroy_node()
-        rclpy.shutdown()
-    assert len(poses) > 100, (tmp_path / "gz.log").read_text()[-2000:]
+    (poses, odoms), log = run_world(tmp_path, WORLD, [(PoseStamped, "/atlas/pelvis_pose"),
+                                                      (Odometry, "/atlas/pelvis_odom")])
+    assert len(poses) > 100, log.read_text()[-2000:]
     assert poses[0].header.frame_id == "world"
     t = [p.header.stamp.sec + 1e-9 * p.header.stamp.nanosec for p in poses]
     dts = [b - a for a, b in zip(t, t[1:])]
