@@ -35,8 +35,13 @@ TRANSITIONS = {"configure": Transition.TRANSITION_CONFIGURE, "activate": Transit
 
 
 def isolate_ros_domain():
-    """Random ROS_DOMAIN_ID + localhost discovery so concurrent test processes do not cross-talk."""
-    os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 200))
+    """Random ROS_DOMAIN_ID + localhost discovery so concurrent test processes do not cross-talk. Under pytest-xdist,
+    worker k of n draws only IDs ≡ k (mod n): two workers never share a domain."""
+    ids = range(1, 201)
+    worker, n = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if worker.startswith("gw") and n > 1:
+        ids = [i for i in ids if i % n == int(worker[2:]) % n]
+    os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().choice(ids))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 
