@@ -25,6 +25,7 @@ setup(
         "console_scripts": [
             "run_gait = atlas_crawl_mujoco.run_gait:main",
             "mujoco_sim_node = atlas_crawl_mujoco.sim_node:main",
+            "scene_height_map_node = atlas_crawl_mujoco.scene_height_map_node:main",
             "check_gaits = atlas_crawl_mujoco.check_gaits:main",
             "kinematics_benchmark = atlas_crawl_mujoco.kinematics_benchmark:main",
         ],

@@ -18,6 +18,8 @@ Starts
 * with ``pose_source:=estimate``: the ``state_estimator`` node (IMU + leg kinematics → ``/odom``,
   ``/state_estimator/pelvis_pose``), started once the crawl controller holds the robot, which the controller plugin,
   the sequencer and the contact inference then read instead of the ground truth,
+* on a ``scene`` (not a user's ``world``): ``scene_height_map`` (atlas_crawl_mujoco), the scene's ground-truth
+  ``/atlas/height_map`` around the ground-truth pelvis, the map the MuJoCo node publishes on the same scene,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
 * the lifecycle nodes ``contact_inference`` and ``gait_sequencer`` (configured, then activated),
 * with ``rviz:=true``: RViz (config/atlas_crawl.rviz, fixed frame world) and ``support_markers`` (support polygon,
@@ -92,6 +94,10 @@ def _setup(context):
     estimator = launch_ros.actions.Node(
         package="atlas_crawl_controller", executable="state_estimator_node", name="state_estimator",
         output="screen", parameters=[overrides, {"use_sim_time": True}])
+    # the scene's ground-truth height map, as the MuJoCo node publishes it (not for a user's own world file)
+    height_map = [] if LaunchConfiguration("world").perform(context) else [launch_ros.actions.Node(
+        package="atlas_crawl_mujoco", executable="scene_height_map_node", name="scene_height_map",
+        output="screen", parameters=[{"scene": scene, "use_sim_time": True}])]
 
     def spawner(name):
         return launch_ros.actions.Node(
@@ -104,7 +110,7 @@ def _setup(context):
         launch.actions.LogInfo(msg=f"atlas_crawl gazebo: scene {scene}, world {world}, start z={z:.3f} m "
                                    f"rpy=({math.degrees(roll):.1f}, {math.degrees(pitch):.1f}, "
                                    f"{math.degrees(yaw):.1f}) deg"),
-        gz, clock_bridge, spawn,
+        gz, clock_bridge, spawn, *height_map,
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
         # the estimator initialises from the first ground-truth pose and then needs the robot still: start it once
