@@ -404,7 +404,9 @@ class ContactEvidence:
     Kinematics (atlas_crawl_kinematics.limb_contact.LimbContactModel on our URDF model) give each limb's lowest
     collision point and clearance; the material point's velocity is the backward difference against the previous
     sample, low-passed with ``speed_filter_tau_s`` (``v̄ ← v̄ + a (|v| − v̄)``, ``a = Δt / (τ + Δt)``); the vertical
-    contact force is :class:`ForceKalmanFilter`'s (``None``: no force cue).
+    contact force is :class:`ForceKalmanFilter`'s (``None``: no force cue). The clearance is taken above the ground
+    under the lowest point: the height map's (``ground_source`` "map", :meth:`set_ground_map`, bilinear) where it is
+    fresh and known, else the plane at ``ground_height_m`` (:attr:`ground_reason` says why).
 
     Defined behaviour on bad input: non-finite joints or pose → every quantity NaN (the fusion then holds) and a
     reason; non-finite efforts → force NaN and a reason; the first sample and a time step ≤ 0 give no speed (NaN,
@@ -412,14 +414,44 @@ class ContactEvidence:
     """
 
     def __init__(self, limb_model, ground_height_m: float = 0.0, speed_filter_tau_s: float = 0.0,
-                 force_filter: Optional[ForceKalmanFilter] = None):
+                 force_filter: Optional[ForceKalmanFilter] = None, ground_source: str = "flat",
+                 map_max_age_s: float = 2.0):
         if not (math.isfinite(speed_filter_tau_s) and speed_filter_tau_s >= 0):
             raise ValueError(f"speed_filter_tau_s must be >= 0, got {speed_filter_tau_s}")
+        if ground_source not in ("map", "flat"):
+            raise ValueError(f"ground_source must be map or flat, got {ground_source!r}")
+        if not (math.isfinite(map_max_age_s) and map_max_age_s > 0):
+            raise ValueError(f"map_max_age_s must be > 0, got {map_max_age_s}")
         self.limb_model = limb_model
         self.ground_height_m = float(ground_height_m)
         self.tau_v = float(speed_filter_tau_s)
         self.force_filter = force_filter
+        self.ground_source = ground_source
+        self.map_max_age_s = float(map_max_age_s)
+        self._map = None
+        #: "" while the clearance is taken above the map, else why the plane at ground_height_m is used
+        self.ground_reason = "flat ground (ground_height_source flat)" if ground_source == "flat" else "no height map"
         self.reset()
+
+    def set_ground_map(self, height_map) -> None:
+        """The latest height map: an object with ``heights_at(xy)`` (NaN off the map / unknown) and ``stamp_s``,
+        e.g. :class:`atlas_crawl_controller.height_map.HeightMap`. None forgets it."""
+        self._map = height_map
+
+    def _ground(self, t: float, point: np.ndarray) -> np.ndarray:
+        """(4,) ground height under each limb's lowest point (see the class doc)."""
+        g = np.full(4, self.ground_height_m)
+        if self.ground_source != "map":
+            return g
+        m = self._map
+        if m is None or not (0.0 <= t - m.stamp_s <= self.map_max_age_s):
+            self.ground_reason = "no height map" if m is None else "height map stale"
+            return g
+        h = m.heights_at(point[:, :2])
+        ok = np.isfinite(h)
+        g[ok] = h[ok]
+        self.ground_reason = "" if ok.all() else "height map unknown under a limb"
+        return g
 
     def reset(self):
         self._prev = None
@@ -443,7 +475,8 @@ class ContactEvidence:
                             ("non-finite joints, pose or time: no contact measurement",))
         if self._t is not None and t < self._t:
             self.reset()
-        s = self.limb_model.evaluate(q, quat_xyzw_to_R(pose[3:] / qn), pose[:3], self.ground_height_m)
+        s = self.limb_model.evaluate(q, quat_xyzw_to_R(pose[3:] / qn), pose[:3], 0.0)
+        s.clearance = s.point[:, 2] - self._ground(t, s.point)
         reasons = []
         if self._prev is not None and t > self._t:
             dt = t - self._t
@@ -473,7 +506,7 @@ def make_evidence(p: ParamValues, model, urdf: str) -> ContactEvidence:
     kf = ForceKalmanFilter(p["fusion.torque_noise_nm"], p["fusion.force_prior_std_n"],
                            p["fusion.force_time_constant_s"])
     return ContactEvidence(LimbContactModel(model, urdf, LIMB_LINKS), p["ground_height_m"],
-                           p["fusion.speed_filter_tau_s"], kf)
+                           p["fusion.speed_filter_tau_s"], kf, p["ground_height_source"], p["ground_map_max_age_s"])
 
 
 def make_estimator(method: str, p: ParamValues):

@@ -173,3 +173,42 @@ def test_fusion_holds_on_nonfinite_and_rejects_bad_parameters():
                 dict(hysteresis=0.5)):
         with pytest.raises(ValueError):
             _fusion(**bad)
+
+
+def test_clearance_is_taken_above_the_height_map_where_it_is_fresh_and_known():
+    """ContactEvidence: with a fresh map the clearance is the lowest point's height above the map's ground under
+    it; a stale map, a NaN cell or ground_height_source flat fall back to the plane at ground_height_m."""
+    from atlas_crawl_controller.contact_inference import default_parameters, make_evidence
+    from atlas_crawl_controller.height_map import HeightMap
+    from atlas_crawl_kinematics.model import RobotModel
+    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+    urdf = atlas_urdf_string()
+    model = RobotModel(urdf)
+    q = np.zeros(model.n_joints)
+    pose = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+
+    def ramp(t, nan_at=None):        # ground z = 0.1 x (a slope), 10 cm cells over ±1.5 m
+        n = 31
+        xs = -1.5 + 0.1 * np.arange(n)
+        h = np.tile(0.1 * xs, (n, 1))
+        if nan_at is not None:
+            h[:, :] = np.nan
+        return HeightMap.from_fields(t, 0.1, n, n, -1.5, -1.5, h.ravel())
+
+    ev = make_evidence(default_parameters(), model, urdf)
+    flat = ev.update(0.0, q, pose).clearance
+    assert ev.ground_reason == "no height map" and np.all(np.isfinite(flat))
+    ev.set_ground_map(ramp(0.0))
+    e = ev.update(0.5, q, pose)
+    assert ev.ground_reason == ""
+    assert np.allclose(e.clearance, flat - 0.1 * e.point[:, 0], atol=1e-9)   # bilinear on a plane is exact
+    e = ev.update(3.0, q, pose)                                                # the map is now 3 s old (> 2 s)
+    assert ev.ground_reason == "height map stale" and np.allclose(e.clearance, flat)
+    ev.set_ground_map(ramp(3.0, nan_at="all"))
+    e = ev.update(3.1, q, pose)
+    assert ev.ground_reason == "height map unknown under a limb" and np.allclose(e.clearance, flat)
+    ev_flat = make_evidence(default_parameters().replace(ground_height_source="flat"), model, urdf)
+    ev_flat.set_ground_map(ramp(0.0))
+    assert np.allclose(ev_flat.update(0.5, q, pose).clearance, flat)
+    with pytest.raises(ValueError):
+        make_evidence(default_parameters().replace(ground_height_source="lidar"), model, urdf)

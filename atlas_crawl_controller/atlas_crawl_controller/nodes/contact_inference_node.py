@@ -1,11 +1,15 @@
-"""contact_inference lifecycle node: /joint_states + /atlas/pelvis_pose (+ /atlas/reference) → /atlas/support_state.
+"""contact_inference lifecycle node: /joint_states + /atlas/pelvis_pose (+ /atlas/reference, /atlas/height_map) →
+/atlas/support_state.
 
 Contact-point and CoM positions come from our forward kinematics (atlas_crawl_kinematics.RobotModel on the URDF)
 placed in the world with the pelvis pose; the estimator (fusion / height / velocity / effort, parameter ``method``)
 decides stance per limb; the support polygon, CoM projection and margin are computed in the world frame (z along
 gravity, so the margin equals the one in the spatial frame). The fusion's measurements (clearance, contact-point
 speed, joint-torque force) come from ``contact_inference.ContactEvidence``; its gait-phase prior is the stance of
-the reference being executed (ControllerReference.stance; a hold: all four).
+the reference being executed (ControllerReference.stance; a hold: all four). The clearance is measured above the
+height map's ground (``ground_height_source`` map, the latest map stamped on arrival; a malformed one is refused with
+the reason and the previous one ages out to the plane at ``ground_height_m``); ``/diagnostics`` key ``ground`` says
+``map`` or why not.
 
 Lifecycle contract:
 
@@ -24,13 +28,15 @@ import time
 from typing import Optional
 
 import numpy as np
-from atlas_crawl_msgs.msg import ContactState, ControllerReference, SupportState
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, HeightMap, SupportState
 from geometry_msgs.msg import PoseStamped
 from rclpy.lifecycle import LifecycleState, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
 from .. import contact_inference as ci
 from ..cartesian import quat_xyzw_to_R
+from ..height_map import HeightMap as HeightMapView
+from ..height_map import HeightMapError
 from ..parameters import load_parameter_file
 from ..robot_info import CONTACT_FRAMES, JOINT_INDEX
 from . import topics
@@ -42,7 +48,7 @@ METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.ME
 
 
 _EVIDENCE_KEYS = ("ground_height_m", "fusion.speed_filter_tau_s", "fusion.torque_noise_nm", "fusion.force_prior_std_n",
-                  "fusion.force_time_constant_s")
+                  "fusion.force_time_constant_s", "ground_height_source", "ground_map_max_age_s")
 
 
 def _evidence_changed(old, new) -> bool:
@@ -95,6 +101,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                 if reason:
                     return reason
                 if evidence is not None:
+                    evidence.set_ground_map(self._evidence._map)   # the latest map stays
                     self._evidence = evidence
             else:
                 reason = ci.ContactInference(self.params).set_params(new)
@@ -130,6 +137,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                 self.create_subscription(JointState, topics.JOINT_STATES, self._on_js, 10),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10),
                 self.create_subscription(ControllerReference, topics.REFERENCE, self._on_reference, 10),
+                self.create_subscription(HeightMap, topics.HEIGHT_MAP, self._on_height_map, 2),
             ]
             self._restart_timer(self.params["rate_hz"])
             self.get_logger().info(f"configured (method {self.params['method']})")
@@ -173,6 +181,18 @@ class ContactInferenceNode(ReleasingLifecycleNode):
         else:
             self._js = msg
             self._js_wall = time.monotonic()
+
+    def _on_height_map(self, msg: HeightMap):
+        try:
+            now = self.get_clock().now().nanoseconds * 1e-9
+            hm = HeightMapView.from_fields(now, msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m,
+                                           msg.origin_y_m, msg.heights_m)
+        except HeightMapError as e:
+            self.reject_input(topics.HEIGHT_MAP, str(e))
+            return
+        with self._lock:
+            if self._evidence is not None:
+                self._evidence.set_ground_map(hm)
 
     def _on_reference(self, msg: ControllerReference):
         """The gait phase's expected contacts: the stance of the reference being executed (a hold: all four)."""
@@ -224,6 +244,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                                              expected=self._expected, speed=ev.speed, force=ev.force,
                                              force_var=ev.force_var)
                 min_margin = self.params["min_margin_m"]
+                self._health().extra["ground"] = self._evidence.ground_reason or "map"
             why = ev.reasons + est.reasons
             if why:
                 self.get_logger().warning("contact inference held: " + "; ".join(why), throttle_duration_sec=1.0)
