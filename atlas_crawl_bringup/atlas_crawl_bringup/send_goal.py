@@ -81,11 +81,12 @@ def main(argv=None) -> int:
 
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from atlas_crawl_controller.nodes._common import spin_surviving_entity_races
     rclpy.init()
     node = rclpy.create_node("send_goal")
     ex = SingleThreadedExecutor()
     ex.add_node(node)
-    th = threading.Thread(target=ex.spin, daemon=True)
+    th = threading.Thread(target=spin_surviving_entity_races, args=(ex,), daemon=True)
     th.start()
     code = 2
     try:

@@ -690,12 +690,13 @@ def main(argv=None) -> int:
 
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
+    from atlas_crawl_controller.nodes._common import spin_surviving_entity_races
     from rclpy.parameter import Parameter
     rclpy.init()
     node = rclpy.create_node("graph_trial")
     ex = SingleThreadedExecutor()
     ex.add_node(node)
-    th = threading.Thread(target=ex.spin, daemon=True)
+    th = threading.Thread(target=spin_surviving_entity_races, args=(ex,), daemon=True)
     th.start()
     mrec = None
     try:

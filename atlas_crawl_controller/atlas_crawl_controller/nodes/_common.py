@@ -189,6 +189,23 @@ class ReleasingLifecycleNode(GuardedNodeMixin, LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
 
+def spin_surviving_entity_races(executor) -> None:
+    """``executor.spin()`` for a client whose own thread creates and destroys entities (action clients,
+    subscriptions) while this spins in another: rclpy's executor can meet an entity destroyed while it builds its
+    wait set (ros2/rclpy#968, open: ``AttributeError`` on a destroyed guard condition's ``handle``, or
+    ``InvalidHandle``) and ``spin()`` then dies with that traceback. Here the next ``spin_once`` rebuilds the wait
+    set without it. Returns when the executor or its context shuts down."""
+    from rclpy._rclpy_pybind11 import InvalidHandle
+    from rclpy.executors import ExternalShutdownException, ShutdownException
+    while executor.context.ok() and not executor._is_shutdown:
+        try:
+            executor.spin_once(timeout_sec=0.1)
+        except (AttributeError, InvalidHandle):
+            continue
+        except (ShutdownException, ExternalShutdownException):
+            return
+
+
 def spin_node(node_factory: Callable[[], object], args=None) -> None:
     """``main`` of a node executable: init, spin the node on a SingleThreadedExecutor (no callback blocks; see
     ``atlas_crawl_bringup.stack``), clean up on Ctrl-C/shutdown."""
