@@ -34,6 +34,12 @@ def _t(stamp) -> float:
     return stamp.sec + 1e-9 * stamp.nanosec
 
 
+def _grid_reason(p) -> str:
+    """Why the map's size and resolution cannot go together ('' if they can: at most 400 cells per side)."""
+    n = round(p["height_map_size_m"] / p["height_map_resolution_m"])
+    return f"height map of {n} x {n} cells: at most 400 per side (size / resolution)" if n > 400 else ""
+
+
 class SceneHeightMapNode(GuardedNodeMixin, Node):
     """See the module docstring."""
 
@@ -42,6 +48,8 @@ class SceneHeightMapNode(GuardedNodeMixin, Node):
         self.start_diagnostics()
         self._pset = load_parameter_file(config_path(PARAMETER_FILE, "atlas_crawl_mujoco", source_dir=_PKG_DIR))
         declare_validated_parameters(self, self._pset, self._apply_params)
+        if _grid_reason(self.params):
+            raise ValueError(_grid_reason(self.params))
         self.map = SceneHeightMap(self.params["scene"])          # ValueError (the reason) on a bad scene
         self._pose: Optional[tuple] = None                       # (stamp s, x, y) of the latest good pose
         self.published = 0
@@ -52,6 +60,9 @@ class SceneHeightMapNode(GuardedNodeMixin, Node):
         self.get_logger().info(f"height map of scene {self.params['scene']!r} around {topics.PELVIS_POSE}")
 
     def _apply_params(self, new) -> Optional[str]:
+        reason = _grid_reason(new)
+        if reason:
+            return reason
         old = getattr(self, "params", None)
         self.params = new
         if old is not None and new["height_map_rate_hz"] != old["height_map_rate_hz"]:

@@ -103,6 +103,9 @@ def test_node_publishes_around_the_latest_good_pose():
         spin(0.5)
         assert len(got) == n
         assert not node.set_parameters([Parameter("scene", value="rough")])[0].successful
+        res = node.set_parameters([Parameter("height_map_resolution_m", value=0.01),
+                                   Parameter("height_map_size_m", value=10.0)])   # 1000 cells a side: refused
+        assert not all(r.successful for r in res) and node.params["height_map_size_m"] == 1.0
         io.destroy_node()
         node.destroy_node()
     finally:
