@@ -438,6 +438,11 @@ class ContactEvidence:
         e.g. :class:`atlas_crawl_controller.height_map.HeightMap`. None forgets it."""
         self._map = height_map
 
+    @property
+    def ground_map(self):
+        """The map :meth:`set_ground_map` gave last (None: none)."""
+        return self._map
+
     def _ground(self, t: float, point: np.ndarray) -> np.ndarray:
         """(4,) ground height under each limb's lowest point (see the class doc)."""
         g = np.full(4, self.ground_height_m)

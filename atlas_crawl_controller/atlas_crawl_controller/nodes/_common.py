@@ -194,14 +194,18 @@ def spin_surviving_entity_races(executor) -> None:
     subscriptions) while this spins in another: rclpy's executor can meet an entity destroyed while it builds its
     wait set (ros2/rclpy#968, open: ``AttributeError`` on a destroyed guard condition's ``handle``, or
     ``InvalidHandle``) and ``spin()`` then dies with that traceback. Here the next ``spin_once`` rebuilds the wait
-    set without it. Returns when the executor or its context shuts down."""
+    set without it. Only those errors raised while the executor builds its wait set (innermost frame
+    ``_wait_for_ready_callbacks``) are survived: a callback's own errors still propagate. Returns when the executor
+    or its context shuts down."""
     from rclpy._rclpy_pybind11 import InvalidHandle
     from rclpy.executors import ExternalShutdownException, ShutdownException
     while executor.context.ok() and not executor._is_shutdown:
         try:
             executor.spin_once(timeout_sec=0.1)
-        except (AttributeError, InvalidHandle):
-            continue
+        except (AttributeError, InvalidHandle) as e:
+            tb = traceback.extract_tb(e.__traceback__)
+            if not tb or tb[-1].name != "_wait_for_ready_callbacks":
+                raise
         except (ShutdownException, ExternalShutdownException):
             return
 

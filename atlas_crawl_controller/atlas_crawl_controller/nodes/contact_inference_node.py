@@ -101,7 +101,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
                 if reason:
                     return reason
                 if evidence is not None:
-                    evidence.set_ground_map(self._evidence._map)   # the latest map stays
+                    evidence.set_ground_map(self._evidence.ground_map)   # the latest map stays
                     self._evidence = evidence
             else:
                 reason = ci.ContactInference(self.params).set_params(new)
