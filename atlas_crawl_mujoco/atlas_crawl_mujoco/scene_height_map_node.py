@@ -22,9 +22,11 @@ from rclpy.node import Node
 from atlas_crawl_msgs.msg import HeightMap
 from atlas_crawl_controller.nodes import topics
 from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
+from atlas_crawl_controller.nodes.conversions import height_map_to_msg
 from atlas_crawl_controller.parameters import config_path, load_parameter_file
 
 from .scene_height_map import SceneHeightMap
+from .sim_node import _stamp
 
 PARAMETER_FILE = "scene_height_map_parameters.yaml"
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,15 +94,7 @@ class SceneHeightMapNode(GuardedNodeMixin, Node):
             return                               # stale pose: no map (the consumers go blind, with a reason)
         p = self.params
         hm = self.map.sample(t, (x, y), p["height_map_size_m"], p["height_map_resolution_m"])
-        msg = HeightMap()
-        msg.header.stamp.sec = int(math.floor(t))
-        msg.header.stamp.nanosec = min(999_999_999, int(round((t - math.floor(t)) * 1e9)))
-        msg.header.frame_id = topics.WORLD_FRAME
-        msg.resolution_m = float(hm.resolution_m)
-        msg.size_y, msg.size_x = (int(v) for v in hm.heights.shape)
-        msg.origin_x_m, msg.origin_y_m = (float(v) for v in hm.origin_xy)
-        msg.heights_m = hm.heights.ravel().tolist()
-        self.pub.publish(msg)
+        self.pub.publish(height_map_to_msg(hm, _stamp(t), topics.WORLD_FRAME))
         self.published += 1
 
 

@@ -59,7 +59,8 @@ from atlas_crawl_controller.parameters import ParameterSet, config_path, declare
 from atlas_description import JOINT_NAMES
 from atlas_crawl_controller.nodes import topics
 from atlas_crawl_controller.nodes._common import GuardedNodeMixin, declare_validated_parameters, spin_node
-from atlas_crawl_controller.nodes.conversions import reference_from_msg, status_to_msg, support_to_msg
+from atlas_crawl_controller.nodes.conversions import (height_map_to_msg, reference_from_msg, status_to_msg,
+                                                     support_to_msg)
 from atlas_crawl_controller.nodes.state_estimator_node import estimate_msgs
 from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
 
@@ -389,17 +390,11 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         p = self.params
         h, origin = sample_height_map(self.sim, self.sim.pelvis_pose()[0][:2], p["height_map_size_m"],
                                       p["height_map_resolution_m"])
-        msg = HeightMap()
-        msg.header.stamp = stamp
-        msg.header.frame_id = topics.WORLD_FRAME
-        msg.resolution_m = float(p["height_map_resolution_m"])
-        msg.size_y, msg.size_x = (int(v) for v in h.shape)
-        msg.origin_x_m, msg.origin_y_m = (float(v) for v in origin)
-        msg.heights_m = h.ravel().tolist()
-        self.pub_hmap.publish(msg)
+        hm = HeightMapView.from_fields(self.sim_time(), float(p["height_map_resolution_m"]), h.shape[1], h.shape[0],
+                                       float(origin[0]), float(origin[1]), h.ravel())
+        self.pub_hmap.publish(height_map_to_msg(hm, stamp, topics.WORLD_FRAME))
         # the same map for the hosted estimator's contact heights (leg.ground_height_source map)
-        self.estimator.set_ground_map(HeightMapView.from_fields(
-            self.sim_time(), msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m, msg.origin_y_m, h.ravel()))
+        self.estimator.set_ground_map(hm)
 
     def _publish_pose(self, stamp):
         pos, q = self.sim.pelvis_pose()  # wxyz

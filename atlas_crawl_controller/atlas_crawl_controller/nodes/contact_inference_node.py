@@ -35,13 +35,12 @@ from sensor_msgs.msg import JointState
 
 from .. import contact_inference as ci
 from ..cartesian import quat_xyzw_to_R
-from ..height_map import HeightMap as HeightMapView
 from ..height_map import HeightMapError
 from ..parameters import load_parameter_file
 from ..robot_info import CONTACT_FRAMES, JOINT_INDEX
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
-from .conversions import pose_msg_to_array, support_to_msg
+from .conversions import height_map_from_msg, pose_msg_to_array, support_to_msg
 
 METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.METHOD_VELOCITY,
                "effort": ContactState.METHOD_EFFORT, "fusion": ContactState.METHOD_FUSION}
@@ -184,9 +183,7 @@ class ContactInferenceNode(ReleasingLifecycleNode):
 
     def _on_height_map(self, msg: HeightMap):
         try:
-            now = self.get_clock().now().nanoseconds * 1e-9
-            hm = HeightMapView.from_fields(now, msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m,
-                                           msg.origin_y_m, msg.heights_m)
+            hm = height_map_from_msg(msg, self.get_clock().now().nanoseconds * 1e-9)
         except HeightMapError as e:
             self.reject_input(topics.HEIGHT_MAP, str(e))
             return

@@ -4,12 +4,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, SupportState
+from atlas_crawl_msgs.msg import ContactState, ControllerReference, ControllerStatus, HeightMap, SupportState
 from geometry_msgs.msg import Point, Pose
 
 from atlas_description import CONTACT_FRAMES
 
 from ..controller_core import Reference, Status
+from ..height_map import HeightMap as HeightMapView
 
 
 def pose_msg_to_array(p: Pose) -> np.ndarray:
@@ -24,6 +25,25 @@ def array_to_pose_msg(a) -> Pose:
     p.position.x, p.position.y, p.position.z = a[0:3]
     p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = a[3:7]
     return p
+
+
+def height_map_from_msg(m: HeightMap, stamp_s: float) -> HeightMapView:
+    """atlas_crawl_msgs/HeightMap → the checked :class:`HeightMapView` stamped ``stamp_s`` (the receiver's choice:
+    its header or the arrival time); raises HeightMapError with the reason on a malformed map."""
+    return HeightMapView.from_fields(stamp_s, m.resolution_m, m.size_x, m.size_y, m.origin_x_m, m.origin_y_m,
+                                     m.heights_m)
+
+
+def height_map_to_msg(hm: HeightMapView, stamp, frame_id: str) -> HeightMap:
+    """:class:`HeightMapView` → atlas_crawl_msgs/HeightMap (``stamp`` a builtin_interfaces/Time)."""
+    m = HeightMap()
+    m.header.stamp = stamp
+    m.header.frame_id = frame_id
+    m.resolution_m = float(hm.resolution_m)
+    m.size_y, m.size_x = (int(v) for v in hm.heights.shape)
+    m.origin_x_m, m.origin_y_m = (float(v) for v in hm.origin_xy)
+    m.heights_m = hm.heights.ravel().tolist()
+    return m
 
 
 def reference_from_msg(m: ControllerReference) -> Reference:

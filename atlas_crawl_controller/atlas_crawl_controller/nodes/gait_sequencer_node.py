@@ -69,10 +69,11 @@ from .. import gait_sequencer as gs
 from .. import velocity_command as vc
 from ..controller_core import Mode, Reference
 from ..gait_generator import parameter_set as gen_parameter_set
-from ..height_map import HeightMap as HeightMapView, HeightMapError
+from ..height_map import HeightMapError
 from . import topics
 from ._common import ReleasingLifecycleNode, declare_validated_parameters, spin_node
-from .conversions import array_to_pose_msg, pose_msg_to_array, reference_to_msg, support_from_msg
+from .conversions import (array_to_pose_msg, height_map_from_msg, pose_msg_to_array, reference_to_msg,
+                          support_from_msg)
 
 ACTIONS = {gs.CRAWL: (Crawl, topics.CRAWL), gs.TURN: (Turn, topics.TURN), gs.ROLL: (Roll, topics.ROLL),
            gs.RECOVER: (Recover, topics.RECOVER), gs.CRAWL_TO: (CrawlTo, topics.CRAWL_TO)}
@@ -299,8 +300,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         """Check and keep the latest height map for the next tick (stamped on arrival, in this node's clock; a
         malformed one is refused with the reason and the previous one stays, ageing towards blind placement)."""
         try:
-            hm = HeightMapView.from_fields(self._now_s(), msg.resolution_m, msg.size_x, msg.size_y, msg.origin_x_m,
-                                           msg.origin_y_m, msg.heights_m)
+            hm = height_map_from_msg(msg, self._now_s())
         except HeightMapError as e:
             self.reject_input(topics.HEIGHT_MAP, str(e))
             return

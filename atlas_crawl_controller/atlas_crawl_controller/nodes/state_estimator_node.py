@@ -33,12 +33,12 @@ from std_srvs.srv import Trigger
 
 from ..estimation import StateEstimator
 from ..estimation.state_estimator import PARAMETER_FILE
-from ..height_map import HeightMap as HeightMapView, HeightMapError
+from ..height_map import HeightMapError
 from ..parameters import load_parameter_file
 from atlas_description import JOINT_INDEX
 from . import topics
 from ._common import GuardedNodeMixin, declare_validated_parameters, spin_node
-from .conversions import array_to_pose_msg, pose_msg_to_array
+from .conversions import array_to_pose_msg, height_map_from_msg, pose_msg_to_array
 
 
 def _t(stamp) -> float:
@@ -158,8 +158,7 @@ class StateEstimatorNode(GuardedNodeMixin, Node):
     # ------------------------------------------------------------------ inputs
     def _on_height_map(self, msg: HeightMap):
         try:
-            hm = HeightMapView.from_fields(_t(msg.header.stamp), msg.resolution_m, msg.size_x, msg.size_y,
-                                           msg.origin_x_m, msg.origin_y_m, msg.heights_m)
+            hm = height_map_from_msg(msg, _t(msg.header.stamp))
         except HeightMapError as e:
             self.reject_input(topics.HEIGHT_MAP, str(e))
             return
