@@ -265,6 +265,18 @@ def test_diagonal_pairs_sequence_and_timing():
         gen(CrawlCommand(0.3, 0, 0), pattern="gallop")                      # the YAML's one_of check
 
 
+def test_a_right_turn_on_the_spot_steps_the_mirrored_order():
+    """The left/right reflection of the order (LW+RK <-> RW+LK) is the same alternation half a cycle later."""
+    assert ContactSequence(0.05, 0.25, pattern="diagonal_pairs", mirrored=True).groups == ((1, 2), (0, 3))
+    assert ContactSequence(0.8, 0.6, mirrored=True).groups == ((1,), (2,), (0,), (3,))     # RW, LK, LW, RK
+    turn = dict(PAIRS, **{"limits.wz_rad_per_s": 1.0})
+    assert gen(CrawlCommand(0, 0, -0.5), **turn).seq.groups[0] == (1, 2)     # right: RW+LK first
+    assert gen(CrawlCommand(0, 0, 0.5), **turn).seq.groups[0] == (0, 3)      # left, forward, an arc: LW+RK first
+    assert gen(CrawlCommand(0.3, 0, 0), **turn).seq.groups[0] == (0, 3)
+    assert gen(CrawlCommand(0.3, 0, -0.5), **turn).seq.groups[0] == (0, 3)
+    assert gen(CrawlCommand(0, 0, -0.5), mirror_right_turn=False, **turn).seq.groups[0] == (0, 3)
+
+
 def test_diagonal_pairs_every_limb_moves_one_stride_per_cycle():
     g = gen(CrawlCommand(0.7, 0, 0), cycles=3, **PAIRS)
     assert g.n_steps == 6

@@ -4,7 +4,8 @@
 order LW, RK, RW, LK (left arm, right leg, right arm, left leg). ``diagonal_pairs`` (the dynamic crawl): the same
 order two limbs at a time, LW with RK then RW with LK (the crawl stance's stagger diagonals), two steps per cycle on
 a two-contact support. Backward reverses the order, so the limbs that step are always the ones the motion leaves
-behind."""
+behind. ``mirrored`` starts half a cycle later (RW with LK first; one limb: RW, LK, LW, RK): the order reflected
+left/right, with which a right turn is the left turn's mirror image."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ class ContactSequence:
     t_start_s: float = 0.5
     backward: bool = False
     pattern: str = "one_limb"
+    mirrored: bool = False
 
     def __post_init__(self):
         if self.pattern not in PATTERNS:
@@ -40,6 +42,8 @@ class ContactSequence:
     def groups(self) -> tuple:
         """The limbs each step of a cycle lifts, in order."""
         g = FORWARD_PAIRS if self.pattern == "diagonal_pairs" else tuple((i,) for i in FORWARD_ORDER)
+        if self.mirrored:                  # L<->R: LW+RK <-> RW+LK; one limb: LW, RK, RW, LK -> RW, LK, LW, RK
+            g = g[len(g) // 2:] + g[:len(g) // 2]
         return tuple(reversed(g)) if self.backward else g
 
     @property
