@@ -433,13 +433,14 @@ def crawl_generator(contacts, com_xy, heading_rad: float, cycles: int, direction
                               float(heading_rad), cmd, int(cycles), params)
 
 
-def generator_cycle(gen, cycle: int, time_scale: float = 1.0, dtheta_rad: float = 0.0,
-                    steer_rad: float = 0.0) -> List[dict]:
-    """Steps of ``cycle`` of ``gen`` after the host's once-per-cycle feedback (``dtheta_rad`` turns the pattern,
-    ``steer_rad`` the travel direction, from this cycle's first step on). Steps as :func:`cartesian_plan`."""
+def generator_cycle(gen, cycle: int, time_scale: float = 1.0, feedback: bool = False) -> List[dict]:
+    """Steps of ``cycle`` of ``gen``; ``feedback``: first the generator's placement feedback from the errors it
+    tracked (:meth:`~.gait_generator.CrawlGaitGenerator.apply_feedback` at the cycle's first step, every
+    ``feedback.every_cycles`` cycles, as :meth:`~.gait_generator.CrawlGaitGenerator.observe`). Steps as
+    :func:`cartesian_plan`."""
     gen.observed = max(gen.observed, gen.steps_per_cycle * int(cycle) - 1)
-    if cycle > 0:
-        gen.correct(dtheta_rad, steer_rad)
+    if cycle > 0 and feedback and int(cycle) % int(gen.p["feedback.every_cycles"]) == 0:
+        gen.apply_feedback(gen.steps_per_cycle * int(cycle))
     steps = [st for st in gen.steps(time_scale) if st["cycle"] == cycle]
     if cycle > 0:
         steps[0]["duration_s"] = gen.p["t_shift_s"] * time_scale

@@ -35,6 +35,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
 from .body_motion import BodyMotion
@@ -541,10 +542,7 @@ class GaitSequencer:
             per_cycle = len(raw) - len(pre)
             steps_total = len(pre) + per_cycle * goal.cycles
             planned = 1
-            gen = dict(gen=gen_obj, h_travel=h0, origin=pose0[:2].copy(), h_sum=0.0, n=0, com=com,
-                       k_psi=gp["generator.heading_gain_per_cycle"], max_dpsi=gp["generator.max_heading_step_rad"],
-                       k_phi=gp["generator.lateral_gain_rad_per_m"], max_phi=gp["generator.max_steer_rad"],
-                       cmd=cmd0, psi_ref=0.0, t_last=None, law_phase="", dist0=None)
+            gen = dict(gen=gen_obj, n_pre=len(pre), com=com, cmd=cmd0, law_phase="", dist0=None)
             if goal.kind == CRAWL_TO:
                 from .velocity_command import pose_errors
                 gen["dist0"] = pose_errors(goal.target, pose0[:2], h0)["distance_m"]
@@ -762,13 +760,8 @@ class GaitSequencer:
             run.steps.extend(more)
         if run.gen is not None and pose is not None:
             self._track_heading(run, pose)
-            g = run.gen
-            if run.goal.kind == VELOCITY and g.get("cmd") is not None:
-                t_last = t if g["t_last"] is None else g["t_last"]
-                g["psi_ref"] += g["cmd"].wz_rad_per_s * max(0.0, t - t_last)
-                g["t_last"] = t
-            run.gen["h_sum"] += run.heading_change_rad - run.gen.get("psi_ref", 0.0)
-            run.gen["n"] += 1
+            if run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):    # the generator's placement feedback
+                run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=run.step_idx >= run.gen["n_pre"])
         if run.goal.kind == CRAWL_TO and run.step_idx < 0 and self._crawl_to_done(run, pose):
             out.outcome = self._finish("succeeded", "already within tolerance", t, pose)
             return out
@@ -971,9 +964,10 @@ class GaitSequencer:
 
     def _plan_generator_cycle(self, run: _Run, support, pose) -> None:
         """Next cycle of a Cartesian crawl from the measured state (issue 12): the goal's gait generator continues
-        from the contacts it placed; the pattern turns by ``-k_psi * e_psi`` (e_psi: the pelvis heading change averaged over
-        the cycle just run; the pelvis sways within a cycle) and the travel direction steers by
-        ``-sign(direction) * k_phi * e_n`` (e_n: the pelvis's lateral offset from the start line). ~10 ms."""
+        from the contacts it placed, re-synced to the measured contacts, with its own placement feedback
+        (:meth:`CrawlGaitGenerator.apply_feedback`, fed every tick by :meth:`CrawlGaitGenerator.track`): the law the
+        sampling runner (``gen_crawl``) runs, applied here once per cycle. CrawlTo closes its loop with its own law
+        instead. ~10 ms."""
         from .cartesian import generator_cycle
         g = run.gen
         lc = run.planned_cycles - g.get("cycle0", 0)      # the cycle in the running generator (see _reverse)
@@ -983,18 +977,13 @@ class GaitSequencer:
         if pos is not None and lc > 0 and max_resync > 0:
             g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(g["gen"].steps_per_cycle * lc, pos, max_resync,
                                                                        max_limb)
-        e_psi = g["h_sum"] / g["n"] if g["n"] else 0.0
-        g["h_sum"], g["n"] = 0.0, 0
         # the steps sent so far stay as sent
         g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)
         self._use_map(g["gen"], support)
-        dtheta = -float(np.clip(g["k_psi"] * e_psi, -g["max_dpsi"], g["max_dpsi"]))
-        steer = 0.0
         kind = run.goal.kind
         if kind in (VELOCITY, CRAWL_TO):
             from .gait_generator import CommandError
             if kind == VELOCITY:
-                # e_psi here: heading change minus the commanded turn (psi_ref), averaged over the cycle just run
                 want = self._vel_cmd[0] if self._vel_cmd is not None else None
                 if want is None or (want.vx_m_per_s < 0 and run.goal.direction > 0) or \
                         (want.vx_m_per_s > 0 and run.goal.direction < 0):
@@ -1002,7 +991,6 @@ class GaitSequencer:
                     return
             else:
                 want, g["law_phase"] = self._law_command(run.goal, self._settled_pose(g["gen"], lc, pose))
-                dtheta = 0.0          # the law closes the loop on the measured pose itself
                 if want.vx_m_per_s * run.goal.direction < 0 and self.params["crawl_to.reverse"]:
                     lc = self._reverse(run, lc, support, want)
             cmd = self._limited(g["cmd"], want, run.goal)
@@ -1016,7 +1004,7 @@ class GaitSequencer:
                     return
                 raise
             g["cmd"] = cmd
-            raw = generator_cycle(gen, lc, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=0.0)
+            raw = generator_cycle(gen, lc, run.goal.time_scale, feedback=kind == VELOCITY)
             if kind == VELOCITY and run.planned_cycles + 1 >= run.goal.cycles:
                 raw.append(self._hold_raw(raw[-1]["targets"]))
                 raw[-2]["last_in_cycle"], raw[-1]["last_in_cycle"] = False, True
@@ -1024,12 +1012,7 @@ class GaitSequencer:
             run.steps.extend(_cartesian_step(c, i, r, r["last_in_cycle"], g["com"]) for i, r in enumerate(raw))
             run.planned_cycles += 1
             return
-        if pose is not None and np.all(np.isfinite(np.asarray(pose, float)[:2])):
-            t = np.array([math.cos(g["h_travel"]), math.sin(g["h_travel"])])
-            e = np.asarray(pose, float)[:2] - g["origin"]
-            e_n = float(-t[1] * e[0] + t[0] * e[1])
-            steer = -run.goal.direction * float(np.clip(g["k_phi"] * e_n, -g["max_phi"], g["max_phi"]))
-        raw = generator_cycle(g["gen"], lc, run.goal.time_scale, dtheta_rad=dtheta, steer_rad=steer)
+        raw = generator_cycle(g["gen"], lc, run.goal.time_scale, feedback=True)
         c = run.planned_cycles
         run.steps.extend(_cartesian_step(c, i, r, r["last_in_cycle"], g["com"]) for i, r in enumerate(raw))
         run.planned_cycles += 1

@@ -76,16 +76,41 @@ def test_com_target_respects_margin_before_every_lift():
 
 
 def test_heading_correction_sign():
-    """A robot yawed left (measured heading > desired) gets its pattern turned right, and vice versa."""
+    """A robot yawed left (measured heading > desired) gets its pattern turned right, and vice versa, from the next
+    cycle on (``feedback.every_cycles`` 1: the update comes at the cycle boundary, not within the cycle)."""
     for err, sign in ((0.05, -1), (-0.05, +1)):
         g = gen(CrawlCommand(0.035, 0, 0))
+        k1 = g.steps_per_cycle                                  # first step of cycle 1
         g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold: feedback starts
-        th_nominal = g.ref[2][1]
-        for t in np.arange(g.seq.t_start_s, g.seq.step_start_s(1), 0.1):
-            g.observe(float(t), [0.0, 0.0, 0.5], Rz(err))      # yawed by err during step 0
-        g.observe(g.seq.step_start_s(1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
-        assert np.sign(g.ref[2][1] - th_nominal) == sign
-        assert abs(g.ref[2][1] - th_nominal) <= g.p["feedback.max_heading_step_rad"] + 1e-12
+        th_nominal = g.ref[k1 + 1][1]
+        for t in np.arange(g.seq.t_start_s, g.seq.step_start_s(k1), 0.1):
+            g.observe(float(t), [0.0, 0.0, 0.5], Rz(err))      # yawed by err during cycle 0
+            assert g.ref[k1 + 1][1] == th_nominal              # no update within the cycle
+        g.observe(g.seq.step_start_s(k1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
+        assert np.sign(g.ref[k1 + 1][1] - th_nominal) == sign
+        assert abs(g.ref[k1 + 1][1] - th_nominal) <= g.p["feedback.max_heading_step_rad"] + 1e-12
+
+
+def test_the_sequencer_and_the_sampling_runner_apply_one_feedback_law():
+    """The same measurements give the same plan whether the host samples the plan (``observe`` every tick, the
+    runner) or plans cycle by cycle (``track`` every tick + ``generator_cycle(feedback=True)`` at the boundary, the
+    gait sequencer)."""
+    from atlas_crawl_controller.cartesian import generator_cycle
+    for cmd in (CrawlCommand(0.035, 0, 0), CrawlCommand(-0.035, 0, 0), CrawlCommand(0, 0, 0.1)):
+        a, b = gen(cmd, cycles=3), gen(cmd, cycles=3)
+        k1 = a.steps_per_cycle
+        for t in np.arange(0.0, a.seq.step_start_s(k1), 0.05):
+            xy, R = [0.01 * t, 0.004 * t, 0.5], Rz(0.01 * math.sin(t))          # drifting left, swaying
+            a.observe(float(t), xy, R)
+            b.track(float(t), xy, R, moving=b.seq.t_start_s <= t)
+        t = a.seq.step_start_s(k1) + 1e-3
+        a.observe(t, xy, R)
+        b.track(t, xy, R)
+        generator_cycle(b, 1, feedback=True)
+        assert a.feedback.dtheta != 0.0 and (a.feedback.phi != 0.0 or np.any(a.feedback.delta != 0.0))
+        for k in range(k1, a.n_steps + 1):
+            assert np.allclose(a.contacts[k], b.contacts[k]) and np.allclose(a.ref[k][0], b.ref[k][0])
+            assert a.ref[k][1] == pytest.approx(b.ref[k][1])
 
 
 def test_lateral_correction_sign():

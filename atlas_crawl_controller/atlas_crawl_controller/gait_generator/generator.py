@@ -79,7 +79,8 @@ def diagonal_params(vals, backward: bool = False, turn: bool = False) -> dict:
 
 
 def p_every(g) -> int:
-    return int(g.p["feedback.every_steps"])
+    """Steps between two feedback updates (``feedback.every_cycles`` whole cycles)."""
+    return int(g.p["feedback.every_cycles"]) * g.seq.steps_per_cycle
 
 
 class CrawlGaitGenerator:
@@ -159,20 +160,6 @@ class CrawlGaitGenerator:
         k = max(0, self.observed + 1)
         if k < self.n_steps:
             self._plan_from(k)
-
-    def correct(self, dtheta_rad: float, steer_rad: float = 0.0) -> None:
-        """External feedback (a host that measures once per cycle): turn the pattern by ``dtheta_rad`` from the next
-        unstarted step on, and steer the travel direction by ``steer_rad``; non-finite values are refused."""
-        if not (math.isfinite(dtheta_rad) and math.isfinite(steer_rad)):
-            raise CommandError("corrections must be finite")
-        k = max(0, self.observed + 1)
-        if k >= self.n_steps:
-            return
-        self.feedback.dtheta += float(dtheta_rad)
-        self.feedback.phi = float(steer_rad)
-        r, th = self.ref[k]
-        self.ref[k] = (r, th + float(dtheta_rad))
-        self._plan_from(k)
 
     def resync(self, k: int, measured_contacts, max_shift_m: float, max_limb_error_m: float = 0.0) -> float:
         """Re-sync at step boundary ``k`` (a host that measures once per cycle): the pattern reference
@@ -302,23 +289,38 @@ class CrawlGaitGenerator:
         return theta + off + (math.atan2(c.vy_m_per_s, c.vx_m_per_s) if moving else 0.0)
 
     def observe(self, t_plan: float, pelvis_xy, pelvis_R) -> bool:
-        """Feedback: call every tick with the measured pelvis (errors are recorded every tick, see
-        :class:`.PlacementFeedback`); at the start of each step the steps from there on are planned again. Returns
-        True when it re-planned."""
-        c = self.cmd
-        moving = t_plan >= self.seq.t_start_s and t_plan < self.duration_s
-        dt = 0.0 if self._t_last is None else max(0.0, t_plan - self._t_last)
-        self._t_last = t_plan
-        if moving:
-            self.feedback.track(t_plan, dt, pelvis_xy, pelvis_R, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s)
-        else:
-            self.feedback.track(t_plan, dt, pelvis_xy, pelvis_R)
+        """Feedback of a host that samples the plan: call every tick with the measured pelvis (:meth:`track`); at the
+        start of every ``feedback.every_cycles``-th cycle the corrections are applied from there on
+        (:meth:`apply_feedback`). Returns True when it re-planned."""
+        self.track(t_plan, pelvis_xy, pelvis_R, self.seq.t_start_s <= t_plan < self.duration_s)
         k = self.seq.step_at(t_plan)
         if k <= self.observed:
             return False
         self.observed = k
         if k < 1 or k >= self.n_steps or k % p_every(self) != 0:
             return False
+        return self.apply_feedback(k)
+
+    def track(self, t: float, pelvis_xy, pelvis_R, moving: bool = True) -> None:
+        """Every tick: record the errors of the measured pelvis at host time ``t`` (see :class:`.PlacementFeedback`);
+        the desired pose advances by the command only while ``moving`` (not in a start hold). Non-finite
+        measurements are skipped."""
+        c = self.cmd
+        dt = 0.0 if self._t_last is None else max(0.0, t - self._t_last)
+        self._t_last = t
+        if moving:
+            self.feedback.track(t, dt, pelvis_xy, pelvis_R, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s)
+        else:
+            self.feedback.track(t, dt, pelvis_xy, pelvis_R)
+
+    def apply_feedback(self, k: int) -> bool:
+        """The feedback's corrections from the errors recorded so far, from step boundary ``k`` on: the pattern
+        reference turns (Δθ) and shifts (δ, turning on the spot), the travel direction steers (φ), and the steps
+        from ``k`` are planned again. The sampling runner and the gait sequencer both apply it at the start of every
+        ``feedback.every_cycles``-th cycle: one law. Returns False (nothing changed) outside ``1 <= k < n_steps``."""
+        if not 1 <= k < self.n_steps:
+            return False
+        c = self.cmd
         d0, x0 = self.feedback.dtheta, self.feedback.delta.copy()
         sign = 0.0 if c.vx_m_per_s == 0.0 and c.vy_m_per_s == 0.0 else (1.0 if c.vx_m_per_s >= 0 else -1.0)
         d1, _phi, x1 = self.feedback.update(sign)
