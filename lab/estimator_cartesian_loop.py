@@ -112,7 +112,12 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
     err = np.linalg.norm(es[ok, :2] - gt[ok, :2], axis=1)
     dh = [crawl_heading_rad(quat_xyzw_to_R(es[ok][-1, 3:])) - crawl_heading_rad(quat_xyzw_to_R(gt[ok][-1, 3:]))]
     dh = math.degrees((dh[0] + math.pi) % (2 * math.pi) - math.pi)
+    h = [crawl_heading_rad(quat_xyzw_to_R(g[3:])) for g in (gt[0], gt[-1])]
+    r0 = np.array([math.cos(h[0]), math.sin(h[0])])
+    d = gt[-1, :2] - gt[0, :2]
     return dict(outcome=getattr(outcome, "status", None), reason=getattr(outcome, "reason", ""), fell=fell,
+                turn_deg=math.degrees((h[1] - h[0] + math.pi) % (2 * math.pi) - math.pi),
+                along_m=float(r0 @ d), lateral_m=float(r0[0] * d[1] - r0[1] * d[0]),
                 sim_s=float(sim.time - t0), path_m=path, end_error_m=float(err[-1]), max_error_m=float(err.max()),
                 end_error_pct=100.0 * float(err[-1]) / max(path, 1e-9), heading_error_deg=dh,
                 progress_m=float(np.linalg.norm(gt[-1, :2] - gt[0, :2])))
@@ -146,7 +151,9 @@ def main(argv=None) -> int:
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "
               f"end {100 * r['end_error_m']:.1f} cm = {r['end_error_pct']:.2f} % of the path (max "
-              f"{100 * r['max_error_m']:.1f} cm); heading error {r['heading_error_deg']:+.2f} deg", flush=True)
+              f"{100 * r['max_error_m']:.1f} cm); heading error {r['heading_error_deg']:+.2f} deg; ground truth: "
+              f"{r['along_m']:+.3f} m along the start heading, {r['lateral_m']:+.3f} m across, turned "
+              f"{r['turn_deg']:+.1f} deg", flush=True)
     print(f"mean {np.mean(pcts):.2f} %, worst {np.max(pcts):.2f} % over {len(pcts)} seed(s) "
           f"(direction {a.direction}, IMU {a.imu_output}, set {est_set or 'none'})")
     return 0
