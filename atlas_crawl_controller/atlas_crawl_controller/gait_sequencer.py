@@ -516,7 +516,6 @@ class GaitSequencer:
             # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
             from .cartesian import crawl_generator, generator_cycle, reposition_steps
             h0 = heading_from_quat(pose0[3:7])
-            gp = self.params
             pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
                                        0.08, 0.05)
             for r in pre:

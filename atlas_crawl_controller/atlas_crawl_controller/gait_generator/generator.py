@@ -103,7 +103,8 @@ class CrawlGaitGenerator:
         self.limits = CommandLimits(p["limits.vx_m_per_s"], p["limits.vy_m_per_s"], p["limits.wz_rad_per_s"])
         self.cycles = int(cycles)
         self.seq = ContactSequence(p["t_shift_s"], p["t_swing_s"], p["t_start_s"], backward=command.vx_m_per_s < 0,
-                                   pattern=p["pattern"], mirrored=p["mirror_right_turn"] and command.turns_right_on_the_spot)
+                                   pattern=p["pattern"],
+                                   mirrored=p["mirror_right_turn"] and command.turns_right_on_the_spot)
         self._check(command)
         self.cmd = command
         self.placement = FootPlacement(c0, heading0_rad)
