@@ -10,6 +10,7 @@ re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU no
         [--seq-set generator.max_limb_error_m=0 ...] [--scene slope:angle_deg=5] [--disturbance gains]
         [--push-ns 0 30 0 --push-at-s 20]
         [--gait diagonal]    # the gait generator's dynamic diagonal-pair crawl
+        [--turn left|right]  # a Cartesian Turn goal instead (the generator turning on the spot)
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -36,7 +37,7 @@ from atlas_crawl_kinematics.support import crawl_heading_rad
 
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
         ground_truth: bool = False, gen_set: dict | None = None, seq_set: dict | None = None, scene: str = "",
-        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static") -> dict:
+        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static", turn: int = 0) -> dict:
     from atlas_crawl_eval.gen_crawl import make_sim
     sim = make_sim(scene, disturbance, seed)
     sim.fall_check = "crawl"
@@ -77,8 +78,8 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
 
     seq = GaitSequencer(seq_params().values(seq_set or {}))
     seq.set_generator_params(gen_set or None)
-    seq.start(MotionGoal(kind="crawl", script="", method="iik", direction=direction, cycles=cycles,
-                         max_cycles=cycles, gait=gait), 0.0, pose7(), support())
+    seq.start(MotionGoal(kind="turn" if turn else "crawl", script="", method="iik", direction=direction,
+                         cycles=cycles, max_cycles=cycles, gait=gait, turn_sense=turn), 0.0, pose7(), support())
     n_ctrl = max(1, int(round(1.0 / (core.params["update_rate_hz"] * sim.dt))))
     n_seq = max(1, int(round(0.01 / sim.dt)))
     gt, es = [], []
@@ -126,6 +127,8 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--direction", type=int, choices=(1, -1), default=1)
+    ap.add_argument("--turn", choices=("", "left", "right"), default="",
+                    help="a Cartesian Turn goal (turn on the spot) instead of the crawl")
     ap.add_argument("--cycles", type=int, default=10)
     ap.add_argument("--seed", type=int, nargs="+", default=[0])
     ap.add_argument("--imu-output", choices=("mean", "sample"), default="mean")
@@ -146,7 +149,8 @@ def main(argv=None) -> int:
     pcts = []
     for s in a.seed:
         r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set),
-                _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s, a.gait)
+                _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s, a.gait,
+                {"": 0, "left": 1, "right": -1}[a.turn])
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "

@@ -40,3 +40,28 @@ def test_backward_diagonal_rejected_with_reason(goals, stack):  # noqa: F811
     rec = goals.run("crawl", {"cycles": 1, "gait": Crawl.Goal.GAIT_DIAGONAL,
                               "direction": Crawl.Goal.DIRECTION_BACKWARD}, result_timeout_s=30)
     assert rec.status == "rejected" and "backward" in rec.rejection_reason, (rec.status, rec.rejection_reason)
+
+
+def test_cartesian_diagonal_turn_roundtrip(goals, stack):  # noqa: F811
+    """Turn with METHOD_IIK + GAIT_DIAGONAL: the gait generator's diagonal-pair turn on the spot through the graph
+    (Cartesian references), turning the asked way; a diagonal key-frame turn is rejected with the reason."""
+    from atlas_crawl_msgs.action import Turn
+    from atlas_crawl_msgs.msg import ControllerReference
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from atlas_crawl_controller.nodes import topics
+    modes = []
+    node = stack.create_node("diagonal_turn_ref_listener")
+    node.create_subscription(ControllerReference, topics.REFERENCE, lambda m: modes.append(m.mode),
+                             QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+    rec = goals.run("turn", {"gait": Turn.Goal.GAIT_DIAGONAL}, result_timeout_s=30)
+    assert rec.status == "rejected" and "Cartesian" in rec.rejection_reason, (rec.status, rec.rejection_reason)
+    rec = goals.run("turn", {"cycles": 4, "direction": Turn.Goal.TURN_RIGHT, "method": Turn.Goal.METHOD_IIK,
+                             "gait": Turn.Goal.GAIT_DIAGONAL}, result_timeout_s=150)
+    assert rec.status == "succeeded", (rec.status, rec.result, rec.rejection_reason)
+    r = rec.result
+    assert r.success and r.cycles_completed == 4
+    # clockwise, not a shuffle in place: from a fresh graph ~32 deg per cycle (README); here, right after the
+    # diagonal crawl above, 4 cycles (the first one repositions the limbs) turned 30-130 deg in three runs
+    assert r.heading_change_rad < -math.radians(20.0), math.degrees(r.heading_change_rad)
+    assert ControllerReference.MODE_CARTESIAN in modes and ControllerReference.MODE_KEYFRAME not in modes, set(modes)

@@ -246,10 +246,27 @@ def validate_crawl(goal, p: ParamValues, iik_available: bool = False):
                                   + (" (diagonal gait)" if gait == "diagonal" else "")), ""
 
 
-def validate_turn(goal, p: ParamValues):
-    r = _bad_enum(goal.direction, TURN_DIRECTIONS, "direction")
-    if r:
-        return None, r
+def validate_turn(goal, p: ParamValues, iik_available: bool = False):
+    """Turn goal → (MotionGoal, "") or (None, reason). METHOD_KEYFRAME plays ``gaits.turn_left`` / ``turn_right``;
+    a Cartesian method runs the gait generator turning on the spot (command ``wz`` only; GAIT_DIAGONAL: the
+    ``diagonal_pairs.turn.*`` values). A goal object without ``method`` / ``gait`` (plain-class callers written
+    before the fields existed) means METHOD_KEYFRAME, GAIT_STATIC."""
+    method_val, gait_val = getattr(goal, "method", 0), getattr(goal, "gait", 0)
+    for val, table, what in ((goal.direction, TURN_DIRECTIONS, "direction"), (method_val, CRAWL_METHODS, "method"),
+                             (gait_val, CRAWL_GAITS, "gait")):
+        r = _bad_enum(val, table, what)
+        if r:
+            return None, r
+    method, gait = CRAWL_METHODS[method_val], CRAWL_GAITS[gait_val]
+    if gait == "diagonal" and method == "keyframe":
+        return None, "gait GAIT_DIAGONAL turns with a Cartesian method only (there is no diagonal key-frame turn)"
+    if method != "keyframe" and not iik_available:
+        return None, (f"method {method} is not available: the Cartesian (IIK) turn needs atlas_crawl_kinematics.iik; "
+                      "use METHOD_KEYFRAME")
+    if method != "keyframe" and not p["generator.enabled"]:
+        return None, f"method {method} turns with the gait generator, which is off (generator.enabled)"
+    cart = dict(method=method, gait=gait)
+    tag = "" if method == "keyframe" else f" ({method}{', diagonal gait' if gait == 'diagonal' else ''})"
     if not _finite(goal.speed_scale) or not (p["min_speed_scale"] <= goal.speed_scale <= p["max_speed_scale"]):
         return None, (f"speed_scale {goal.speed_scale} outside [{p['min_speed_scale']}, {p['max_speed_scale']}] "
                       "(or not finite)")
@@ -261,7 +278,8 @@ def validate_turn(goal, p: ParamValues):
         script = p["gaits.turn_left"] if goal.angle_rad > 0 else p["gaits.turn_right"]
         return MotionGoal(kind=TURN, script=script, loop_mode="full", cycles=p["max_cycles"],
                           time_scale=1.0 / float(goal.speed_scale), angle_rad=float(goal.angle_rad),
-                          max_cycles=p["max_cycles"], description=f"turn by {goal.angle_rad:.3f} rad"), ""
+                          max_cycles=p["max_cycles"], **cart,
+                          description=f"turn by {goal.angle_rad:.3f} rad{tag}"), ""
     if goal.cycles <= 0:
         return None, f"cycles must be > 0, got {goal.cycles}"
     if goal.cycles > p["max_cycles"]:
@@ -269,8 +287,8 @@ def validate_turn(goal, p: ParamValues):
     script = p["gaits.turn_left"] if d == "left" else p["gaits.turn_right"]
     return MotionGoal(kind=TURN, script=script, loop_mode="full", cycles=int(goal.cycles),
                       time_scale=1.0 / float(goal.speed_scale), max_cycles=p["max_cycles"],
-                      turn_sense=1 if d == "left" else -1,
-                      description=f"turn {d} {goal.cycles} cycles"), ""
+                      turn_sense=1 if d == "left" else -1, **cart,
+                      description=f"turn {d} {goal.cycles} cycles{tag}"), ""
 
 
 def validate_roll(goal, p: ParamValues):
@@ -515,6 +533,7 @@ class GaitSequencer:
             # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
             # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
             from .cartesian import crawl_generator, generator_cycle, reposition_steps
+            from .gait_generator import parameter_set as gen_parameter_set
             h0 = heading_from_quat(pose0[3:7])
             pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
                                        0.08, 0.05)
@@ -524,7 +543,13 @@ class GaitSequencer:
                     self._law_command(goal, pose0)[0].vx_m_per_s < 0:      # a target behind: start backward
                 goal = replace(goal, direction=-1)
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
-            if cmd0 is None:
+            if goal.kind == TURN:        # on the spot: the command is the gait's turn rate alone
+                gp = self._goal_generator_params(goal)
+                sense = goal.turn_sense or (1.0 if goal.angle_rad > 0 else -1.0)
+                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, 1, speed_m_per_s=0.0, params=gp,
+                                          turn_rad_per_s=sense * gen_parameter_set().values(gp or {})[
+                                              "turn_rate_rad_per_s"])
+            elif cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
                                           params=self._goal_generator_params(goal))
             else:
@@ -864,11 +889,12 @@ class GaitSequencer:
 
     def _goal_generator_params(self, goal: MotionGoal) -> Optional[dict]:
         """The generator overrides for ``goal``: GAIT_DIAGONAL adds the diagonal-pair pattern and its values
-        (``diagonal_pairs.*``, backward ``diagonal_pairs.backward.*``)."""
+        (``diagonal_pairs.*``, backward ``diagonal_pairs.backward.*``, a turn ``diagonal_pairs.turn.*``)."""
         if goal.gait != "diagonal":
             return self.generator_params
         from .gait_generator import diagonal_params
-        return {**(self.generator_params or {}), **diagonal_params(self._gen_params(), goal.direction < 0)}
+        return {**(self.generator_params or {}),
+                **diagonal_params(self._gen_params(), goal.direction < 0 and goal.kind != TURN, goal.kind == TURN)}
 
     def _cycle_s(self, goal: MotionGoal) -> float:
         from .gait_generator import parameter_set as gen_parameter_set

@@ -316,6 +316,39 @@ def test_cartesian_crawl_plan_sends_cartesian_references():
     assert all(r.com_modulation for r in h.refs)
 
 
+def test_cartesian_turn_goal_runs_the_generator_turning_on_the_spot():
+    """Turn with a Cartesian method: validated like Crawl (enums, IIK available, no diagonal key-frame turn, the
+    generator on), then the gait generator with the command (0, 0, ±turn rate) of the gait; a right turn steps the
+    mirrored order, a diagonal turn uses the diagonal_pairs.turn values."""
+    p = parameter_set().values({"generator.enabled": True})
+    T = lambda **kw: SimpleNamespace(**dict(dict(direction=0, angle_rad=0.0, cycles=2, speed_scale=1.0, method=1,  # noqa
+                                                 gait=0), **kw))
+    assert validate_turn(T(), p)[0] is None                                          # IIK not available
+    for bad, needle in ((T(method=3), "method"), (T(gait=2), "gait"), (T(method=0, gait=1), "Cartesian")):
+        g, why = validate_turn(bad, p, iik_available=True)
+        assert g is None and needle in why, why
+    off = parameter_set().values({"generator.enabled": False})
+    assert "generator" in validate_turn(T(), off, iik_available=True)[1]
+    toy = (lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.22, 0.0], [0.62, -0.22, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    for kw, wz_sign, first in ((dict(), 1, (0,)), (dict(direction=1), -1, (1,)), (dict(gait=1), 1, (0, 3)),
+                               (dict(direction=2, angle_rad=-0.5), -1, (1,))):
+        g, why = validate_turn(T(**kw), p, iik_available=True)
+        assert g is not None and g.method == "iik", why
+        h = Harness(p)
+        h.core.set_cartesian_solver(*toy)
+        h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+        gen = h.seq._run.gen["gen"]
+        rate = gen.p["turn_rate_rad_per_s"]
+        assert (gen.cmd.vx_m_per_s, gen.cmd.vy_m_per_s) == (0.0, 0.0) and gen.cmd.wz_rad_per_s == wz_sign * rate
+        assert gen.seq.groups[0] == first, kw                                        # mirrored when turning right
+        if kw.get("gait") == 1:
+            from atlas_crawl_controller.gait_generator import parameter_set as gen_parameter_set
+            assert gen.p["pattern"] == "diagonal_pairs"
+            assert rate == gen_parameter_set().values()["diagonal_pairs.turn.turn_rate_rad_per_s"] != \
+                gen_parameter_set().values()["turn_rate_rad_per_s"]
+
+
 def test_cartesian_crawl_generator_replans_each_cycle():
     """generator.enabled: cycle 0 = reposition + one generated cycle; each later cycle is generated at the cycle
     boundary from the last targets (here 2 cycles: the second exists only after the first ran)."""

@@ -88,7 +88,7 @@ def validate_goal(kind: str, goal, params, iik_available: bool = False):
     if kind == gs.CRAWL:
         return gs.validate_crawl(goal, params, iik_available)
     if kind == gs.TURN:
-        return gs.validate_turn(goal, params)
+        return gs.validate_turn(goal, params, iik_available)
     if kind == gs.RECOVER:
         return gs.validate_recover(goal, params)
     if kind == gs.CRAWL_TO:
