@@ -433,13 +433,21 @@ def crawl_generator(contacts, com_xy, heading_rad: float, cycles: int, direction
                               float(heading_rad), cmd, int(cycles), params)
 
 
+def turn_generator(contacts, com_xy, heading_rad: float, cycles: int, sense: float, params: Optional[dict] = None):
+    """:func:`crawl_generator` turning on the spot: the command is ``sense`` (+1 left, -1 right) times the YAML's
+    turn_rate_rad_per_s, nothing else."""
+    from .gait_generator import parameter_set
+    rate = parameter_set().values(params or {})["turn_rate_rad_per_s"]
+    return crawl_generator(contacts, com_xy, heading_rad, cycles, 1, float(sense) * rate, 0.0, params)
+
+
 def generator_cycle(gen, cycle: int, time_scale: float = 1.0, feedback: bool = False) -> List[dict]:
     """Steps of ``cycle`` of ``gen``; ``feedback``: first the generator's placement feedback from the errors it
-    tracked (:meth:`~.gait_generator.CrawlGaitGenerator.apply_feedback` at the cycle's first step, every
-    ``feedback.every_cycles`` cycles, as :meth:`~.gait_generator.CrawlGaitGenerator.observe`). Steps as
+    tracked (:meth:`~.gait_generator.CrawlGaitGenerator.apply_feedback` at the cycle's first step, which keeps
+    its ``feedback.every_cycles`` cadence, as :meth:`~.gait_generator.CrawlGaitGenerator.observe` does). Steps as
     :func:`cartesian_plan`."""
     gen.observed = max(gen.observed, gen.steps_per_cycle * int(cycle) - 1)
-    if cycle > 0 and feedback and int(cycle) % int(gen.p["feedback.every_cycles"]) == 0:
+    if feedback:
         gen.apply_feedback(gen.steps_per_cycle * int(cycle))
     steps = [st for st in gen.steps(time_scale) if st["cycle"] == cycle]
     if cycle > 0:

@@ -532,8 +532,7 @@ class GaitSequencer:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
             # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
             # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
-            from .cartesian import crawl_generator, generator_cycle, reposition_steps
-            from .gait_generator import parameter_set as gen_parameter_set
+            from .cartesian import crawl_generator, generator_cycle, reposition_steps, turn_generator
             h0 = heading_from_quat(pose0[3:7])
             pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
                                        0.08, 0.05)
@@ -544,11 +543,9 @@ class GaitSequencer:
                 goal = replace(goal, direction=-1)
             cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
             if goal.kind == TURN:        # on the spot: the command is the gait's turn rate alone
-                gp = self._goal_generator_params(goal)
                 sense = goal.turn_sense or (1.0 if goal.angle_rad > 0 else -1.0)
-                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, 1, speed_m_per_s=0.0, params=gp,
-                                          turn_rad_per_s=sense * gen_parameter_set().values(gp or {})[
-                                              "turn_rate_rad_per_s"])
+                gen_obj = turn_generator(c0, support.com_xy, h0, goal.cycles, sense,
+                                         self._goal_generator_params(goal))
             elif cmd0 is None:
                 gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
                                           params=self._goal_generator_params(goal))

@@ -298,8 +298,6 @@ class CrawlGaitGenerator:
         if k <= self.observed:
             return False
         self.observed = k
-        if k < 1 or k >= self.n_steps or k % p_every(self) != 0:
-            return False
         return self.apply_feedback(k)
 
     def track(self, t: float, pelvis_xy, pelvis_R, moving: bool = True) -> None:
@@ -317,9 +315,11 @@ class CrawlGaitGenerator:
     def apply_feedback(self, k: int) -> bool:
         """The feedback's corrections from the errors recorded so far, from step boundary ``k`` on: the pattern
         reference turns (Δθ) and shifts (δ, turning on the spot), the travel direction steers (φ), and the steps
-        from ``k`` are planned again. The sampling runner and the gait sequencer both apply it at the start of every
-        ``feedback.every_cycles``-th cycle: one law. Returns False (nothing changed) outside ``1 <= k < n_steps``."""
-        if not 1 <= k < self.n_steps:
+        from ``k`` are planned again. Only where ``k`` starts every ``feedback.every_cycles``-th cycle (``1 <= k <
+        n_steps``); elsewhere it returns False and changes nothing. The sampling runner (:meth:`observe`) and the gait
+        sequencer (:func:`~atlas_crawl_controller.cartesian.generator_cycle`) both call it at each cycle start: one
+        law, one cadence."""
+        if not 1 <= k < self.n_steps or k % p_every(self) != 0:
             return False
         c = self.cmd
         d0, x0 = self.feedback.dtheta, self.feedback.delta.copy()
