@@ -24,6 +24,14 @@ Exact call sequence of the plugin (tested in test/test_ros2_control_bridge.py)::
     parameters:    reason = b.set_params({name: value})        # '' = applied (non-RT thread, core locked)
     on_deactivate: b.deactivate()
 
+With ``pose_source="estimate"`` the bridge also hosts the state estimator (:class:`~.estimation.hosted.
+HostedEstimator`, as the MuJoCo node does): per update the plugin also writes ``imu`` (6,) ``[gyro xyz, specific force
+xyz]`` (pelvis frame, from gz_ros2_control's IMU state interfaces), and the core reads the estimate instead of
+``pelvis``. ``pelvis`` (NaN until the plugin received a pose) is read once, to initialise the estimator at the
+first pose (the spawn pose, as the MuJoCo node initialises at its reset pose). Afterwards ``odom``
+(:data:`~.estimation.hosted.ODOM_SIZE`, layout :data:`~.estimation.hosted.ODOM_LAYOUT`) holds the estimate (NaN while
+there is none: the core then holds), which the plugin publishes on ``odom_topic`` / ``pose_topic``.
+
 Return code of :meth:`update` (bit set): ``RC_COMMAND`` the command buffer holds a new finite command;
 ``RC_STATUS_CHANGED`` (sequence_id, accepted, reached, state, reason) changed since the last call;
 ``RC_EXCEPTION`` the core raised (``last_error`` says what; command untouched); ``RC_NONFINITE`` the core returned
@@ -31,6 +39,7 @@ a non-finite command (command untouched).  Without ``RC_COMMAND`` the caller mus
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Mapping, Optional, Sequence
 
@@ -40,6 +49,8 @@ from atlas_description import JOINT_NAMES
 
 from .controller_core import CrawlControllerCore, Reference
 from .controller_core import parameter_set as controller_parameter_set
+from .estimation.hosted import ODOM_SIZE, HostedEstimator
+from .nodes import topics
 
 __all__ = ["Ros2ControlBridge", "STATUS_FIELDS", "RC_COMMAND", "RC_STATUS_CHANGED", "RC_EXCEPTION", "RC_NONFINITE"]
 
@@ -53,12 +64,33 @@ RC_EXCEPTION = 4
 RC_NONFINITE = 8
 
 N = len(JOINT_NAMES)
+POSE_SOURCES = ("topic", "estimate")
+
+
+def parse_overrides(items: Sequence[str]) -> dict:
+    """``["name=value", ...]`` → {name: value}; values parsed as JSON where they are (numbers, booleans), else kept
+    as strings. Raises ValueError naming an item without ``=``."""
+    out = {}
+    for item in items or ():
+        name, sep, value = str(item).partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"estimator override {item!r} is not name=value")
+        try:
+            out[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name.strip()] = value
+    return out
 
 
 class Ros2ControlBridge:
-    """See the module docstring.  ``params``: core parameters (dotted names → values, as the ROS node holds them)."""
+    """See the module docstring.  ``params``: core parameters (dotted names → values, as the ROS node holds them);
+    ``pose_source``: ``topic`` (the pose the plugin receives) or ``estimate`` (the hosted state estimator, with
+    ``estimator_overrides`` = ``name=value`` items of its parameters). Bad values raise with the reason."""
 
-    def __init__(self, params: Optional[Mapping] = None, cartesian: bool = False):
+    def __init__(self, params: Optional[Mapping] = None, cartesian: bool = False, pose_source: str = "topic",
+                 estimator_overrides: Sequence[str] = ()):
+        if pose_source not in POSE_SOURCES:
+            raise ValueError(f"pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
         self.core = CrawlControllerCore()
         self.core.configure(dict(params or {}))          # raises ParameterError with the reason
         self.cartesian_enabled = False
@@ -73,6 +105,18 @@ class Ros2ControlBridge:
         self.velocity = np.zeros(N)
         self.effort = np.zeros(N)
         self.pelvis = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+        self.imu = np.full(6, np.nan)
+        self.odom = np.full(ODOM_SIZE, np.nan)
+        self.pose_source = pose_source
+        self.estimator: Optional[HostedEstimator] = None
+        self.odom_topic, self.pose_topic = topics.ODOM, topics.POSE_ESTIMATE
+        self.odom_frame = self.base_frame = self.pose_frame = ""
+        if pose_source == "estimate":
+            self.estimator = HostedEstimator(parse_overrides(estimator_overrides))   # raises with the reason
+            self.pelvis[:] = np.nan          # "no pose received yet" (the plugin writes received poses only)
+            ep = self.estimator.params
+            self.odom_frame, self.base_frame = ep["frames.odom_frame"], ep["frames.base_frame"]
+            self.pose_frame = ep["frames.pose_frame"]
         self.command = np.zeros(N)
         self.status = np.zeros(len(STATUS_FIELDS))
         self.reason = ""
@@ -123,8 +167,16 @@ class Ros2ControlBridge:
     def update(self, time_s: float, period_s: float) -> int:
         """One control period from the buffers; see the module docstring for the return code."""
         rc = 0
+        pose = self.pelvis
+        if self.estimator is not None:
+            try:
+                pose = self._estimate(time_s)
+            except Exception as e:  # the estimator must never take the update down: hold, and report
+                self.odom[:] = np.nan
+                self.last_error = f"state estimator: {type(e).__name__}: {e}"
+                return rc | RC_EXCEPTION
         try:
-            cmd = self.core.update(time_s, period_s, self.position, self.velocity, self.effort, self.pelvis)
+            cmd = self.core.update(time_s, period_s, self.position, self.velocity, self.effort, pose)
         except Exception as e:  # the plugin holds its last safe command and reports this
             self.last_error = f"{type(e).__name__}: {e}"
             rc |= RC_EXCEPTION
@@ -142,6 +194,19 @@ class Ros2ControlBridge:
             self.last_error = f"status: {type(e).__name__}: {e}"
             rc |= RC_EXCEPTION
         return rc
+
+    def _estimate(self, time_s: float) -> np.ndarray:
+        """Initialise the hosted estimator at the first received pose, then feed it this period's joints (with the
+        core's expected stance) and IMU sample; the pose the core reads (NaN while there is no estimate)."""
+        h = self.estimator
+        if not h.initialised:
+            p = self.pelvis
+            if np.all(np.isfinite(p)) and 0.5 < float(np.linalg.norm(p[3:])) < 1.5:
+                h.reset(p, time_s)
+        else:
+            h.step(time_s, self.position, self.velocity, self.core.expected_stance, self.imu[:3], self.imu[3:])
+        h.odom_into(time_s, self.odom)
+        return self.odom[:7]
 
     def _refresh_status(self) -> bool:
         s = self.core.status()

@@ -298,3 +298,81 @@ def test_cartesian_reference_shape_fields_are_checked_and_shape_the_segment():
     assert np.linalg.norm(shift.c1 - four.c1) > 0.02
     from atlas_crawl_kinematics.support import stability_margin, support_polygon
     assert stability_margin(shift.c1, support_polygon(tg[1:, :2])) >= 0.04 - 1e-6
+
+
+# ------------------------------------------------------------------------------------------ hosted state estimator
+def _estimating(**kw):
+    return rb.Ros2ControlBridge({"update_rate_hz": 250.0}, cartesian=False, pose_source="estimate", **kw)
+
+
+def test_estimate_pose_source_checks_its_arguments():
+    with pytest.raises(ValueError, match="pose_source"):
+        rb.Ros2ControlBridge({"update_rate_hz": 250.0}, pose_source="gps")
+    with pytest.raises(ValueError, match="name=value"):
+        _estimating(estimator_overrides=["alignment_s"])
+    with pytest.raises(ParameterError, match="alignment_s"):
+        _estimating(estimator_overrides=["alignment_s=-1"])
+    b = _estimating(estimator_overrides=["alignment_s=0.5", "leg.ground_height_source=flat"])
+    assert b.estimator.params["alignment_s"] == 0.5 and b.estimator.params["leg.ground_height_source"] == "flat"
+    assert b.odom.shape == (rb.ODOM_SIZE,) and b.imu.shape == (6,) and np.all(np.isnan(b.pelvis))
+
+
+def test_hosted_estimator_initialises_at_the_first_pose_then_ignores_the_topic():
+    """At rest: no estimate (NaN: the core holds) until a pose arrived and the alignment ended; then the estimate is
+    the initial pose, and later poses on the topic change nothing."""
+    from atlas_crawl_kinematics.iik import four_point_stance
+    from atlas_crawl_kinematics.model import RobotModel
+    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+    from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
+    q0 = four_point_stance(RobotModel(atlas_urdf_string()))
+    b = _estimating(estimator_overrides=["alignment_s=0.5"])     # no height map: z is not measured
+    b.position[:] = q0
+    b.velocity[:] = 0.0
+    b.activate()
+    pose0 = np.array([0.3, -0.2, 0.6, 0.0, np.sin(0.6), 0.0, np.cos(0.6)])     # pitched, as a crawl stance
+    b.imu[:3] = 0.0
+    b.imu[3:] = quat_xyzw_to_R(pose0[3:]).T @ [0.0, 0.0, 9.81]                 # specific force at rest
+    t = 0.0
+    for _ in range(10):                                  # no pose received yet: nothing estimated, the core holds
+        t += DT
+        assert _step(b, t) & rb.RC_COMMAND
+    assert not b.estimator.initialised and np.all(np.isnan(b.odom))
+    b.pelvis[:] = pose0
+    for _ in range(int(0.5 / DT) + 5):
+        t += DT
+        assert _step(b, t) & rb.RC_COMMAND
+    assert np.all(np.isfinite(b.odom))
+    assert np.allclose(b.odom[:3], pose0[:3], atol=0.01)
+    assert abs(abs(float(np.dot(b.odom[3:7], pose0[3:]))) - 1.0) < 1e-3
+    b.pelvis[:] = [5.0, 5.0, 5.0, 0.0, 0.0, 0.0, 1.0]    # the topic is not read once running
+    for _ in range(25):
+        t += DT
+        _step(b, t)
+    assert np.allclose(b.odom[:3], pose0[:3], atol=0.01)
+
+
+def test_hosted_estimator_holds_on_nonfinite_imu_and_reports_its_exception(monkeypatch):
+    b = _estimating(estimator_overrides=["alignment_s=0.1", "input_timeout_s=0.05"])
+    b.position[:] = 0.0
+    b.velocity[:] = 0.0
+    b.activate()
+    b.pelvis[:] = [0, 0, 0.6, 0, 0, 0, 1]
+    b.imu[:] = [0, 0, 0, 0, 0, 9.81]
+    t = 0.0
+    for _ in range(40):
+        t += DT
+        _step(b, t)
+    assert np.all(np.isfinite(b.odom))
+    b.imu[:] = np.nan                                    # NaN IMU: not integrated; the estimate goes stale -> NaN
+    for _ in range(20):
+        t += DT
+        assert _step(b, t) & rb.RC_COMMAND
+    assert np.all(np.isnan(b.odom)) and "non-finite" in b.estimator.est.reason
+
+    def boom(*a, **k):
+        raise RuntimeError("kaput")
+    monkeypatch.setattr(b.estimator, "step", boom)
+    before = b.command.copy()
+    rc = _step(b, t + DT)
+    assert rc & rb.RC_EXCEPTION and not rc & rb.RC_COMMAND and "kaput" in b.last_error
+    assert np.array_equal(b.command, before) and np.all(np.isnan(b.odom))

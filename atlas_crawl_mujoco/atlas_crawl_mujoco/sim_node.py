@@ -11,7 +11,8 @@ in any physics step since the previous message, :meth:`AtlasSim.touch_period`), 
 fresh trials.  Names: atlas_crawl_controller/nodes/topics.py.
 
 Measured vs true: the joint states the hosted controller reads and ``/joint_states`` carry the ``joint_noise.*``
-noise. The host also runs the state estimator (:class:`atlas_crawl_controller.estimation.StateEstimator`, parameters
+noise. The host also runs the state estimator (:class:`atlas_crawl_controller.estimation.HostedEstimator`, as the
+ros2_control plugin's bridge does with ``pose_source: estimate``; parameters
 ``estimator.*``) every control period on the noisy IMU and joint states with the controller's expected stance, as
 legged_control's controller does (estimate → control), and publishes ``/odom`` and ``/state_estimator/pelvis_pose``.
 In-process, because the single-threaded Python graph delivers ~70 messages/s per subscription and a 250 Hz IMU
@@ -53,7 +54,7 @@ from atlas_crawl_controller.controller_core import CrawlControllerCore
 from atlas_crawl_controller.fall_detector import FallDetector
 from atlas_crawl_controller.height_map import HeightMap as HeightMapView
 from atlas_crawl_controller.controller_core import parameter_set as controller_parameter_set
-from atlas_crawl_controller.estimation import StateEstimator
+from atlas_crawl_controller.estimation.hosted import HostedEstimator
 from atlas_crawl_controller.estimation.state_estimator import PARAMETER_FILE as ESTIMATOR_PARAMETER_FILE
 from atlas_crawl_controller.parameters import ParameterSet, config_path, declare_ros_parameters, load_parameter_file
 from atlas_description import JOINT_NAMES
@@ -128,7 +129,8 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.pub_fall = None
         self.noise = SensorNoise({k: v for k, v in self.params.as_dict().items()
                                   if k.startswith(("imu.", "joint_noise."))}, seed=self.params["seed"])
-        self.estimator = StateEstimator(self._est_base.values(_unprefixed(self.est_params, "estimator.")))
+        self.hosted = HostedEstimator(self._est_base.values(_unprefixed(self.est_params, "estimator.")))
+        self.estimator = self.hosted.est
         self._q_meas = self._qd_meas = None
         self._imu_meas = None
         self._reset_locked()
@@ -177,7 +179,7 @@ class MujocoSimNode(GuardedNodeMixin, Node):
             return str(e)
         if hasattr(self, "estimator"):
             with self._lock:
-                reason = self.estimator.set_params(est_values)
+                reason = self.hosted.set_params(est_values)
             if reason:
                 return reason
         self.est_params = new
@@ -221,9 +223,8 @@ class MujocoSimNode(GuardedNodeMixin, Node):
         self.fall_events = []
         self.noise.reset(self.params["seed"] + self._trials)   # new turn-on biases per trial, seeded
         pos, quat_wxyz = self.sim.pelvis_pose()              # the known start pose; then IMU + kinematics only
-        self.estimator.reset([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]],
-                             self.sim_time())
-        self._est_next_js = None
+        self.hosted.reset([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]],
+                          self.sim_time())
 
     def _on_reset(self, request, response):
         with self._lock:
@@ -260,17 +261,12 @@ class MujocoSimNode(GuardedNodeMixin, Node):
             return
         g, a = self.noise.imu_from(self.sim, t, period)
         self._imu_meas = (g, a, period)
-        est = self.estimator
-        if self._est_next_js is None or t + 1e-9 >= self._est_next_js:
-            self._est_next_js = t + 1.0 / self.est_params["estimator.joint_rate_hz"]
-            est.update_joints(t, q, qd, self.core.expected_stance)
-        est.update_imu(t, g, a)
+        self.hosted.step(t, q, qd, self.core.expected_stance, g, a)
 
     def _measured_pose(self, t: float) -> np.ndarray:
         """The pelvis pose the hosted controller reads (``pose_source``; see the module doc)."""
         if self.params["pose_source"] == "estimate":
-            e = self.estimator.estimate(t)
-            return np.full(7, np.nan) if e is None else e.pose7
+            return self.hosted.pose7(t)
         pos, quat_wxyz = self.sim.pelvis_pose()
         return np.array([pos[0], pos[1], pos[2], quat_wxyz[1], quat_wxyz[2], quat_wxyz[3], quat_wxyz[0]])
 
