@@ -11,6 +11,7 @@ re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU no
         [--push-ns 0 30 0 --push-at-s 20]
         [--gait diagonal]    # the gait generator's dynamic diagonal-pair crawl
         [--turn left|right]  # a Cartesian Turn goal instead (the generator turning on the spot)
+        [--start runner]     # from the sampling runner's nominal stance instead of the graph's key-frame stance
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -37,12 +38,18 @@ from atlas_crawl_kinematics.support import crawl_heading_rad
 
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
         ground_truth: bool = False, gen_set: dict | None = None, seq_set: dict | None = None, scene: str = "",
-        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static", turn: int = 0) -> dict:
+        disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static", turn: int = 0,
+        start: str = "keyframe") -> dict:
     from atlas_crawl_eval.gen_crawl import make_sim
     sim = make_sim(scene, disturbance, seed)
+    if start == "runner":                      # the sampling runner's nominal stance (iik_crawl.start_stance)
+        from atlas_crawl_eval.iik_crawl import robot_model, start_stance
+        start_stance(sim, robot_model())
+    else:
+        script = load_script("crawl_forward")     # the embedded graph's start pose
+        sim.reset(script.keyframes[0].q,
+                  base_quat_wxyz=tuple(getattr(script, "start_quat_wxyz", None) or (1, 0, 0, 0)))
     sim.fall_check = "crawl"
-    script = load_script("crawl_forward")     # the embedded graph's start pose
-    sim.reset(script.keyframes[0].q, base_quat_wxyz=tuple(getattr(script, "start_quat_wxyz", None) or (1, 0, 0, 0)))
     core = CrawlControllerCore()
     core.configure()
     core.set_cartesian_solver(*make_cartesian_solver())
@@ -144,13 +151,16 @@ def main(argv=None) -> int:
                          "the graph's goal check, generator.diagonal_enabled, is not in this loop)")
     ap.add_argument("--gen-set", nargs="*", default=[], help="gait generator parameters, name=value (e.g. "
                     "crawl_speed_m_per_s=0.005: stepping nearly in place)")
+    ap.add_argument("--start", choices=("keyframe", "runner"), default="keyframe",
+                    help="start posture: the crawl_forward key-frame stance (the graph's) or the sampling runner's "
+                         "nominal stance")
     a = ap.parse_args(argv)
     est_set = _parse_sets(a.set)
     pcts = []
     for s in a.seed:
         r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set),
                 _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s, a.gait,
-                {"": 0, "left": 1, "right": -1}[a.turn])
+                {"": 0, "left": 1, "right": -1}[a.turn], a.start)
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "

@@ -96,6 +96,34 @@ def test_servo_sag_integral_starts_bumpless_and_is_bounded():
     np.testing.assert_array_equal(off.command(np.full(3, 0.2), q, 0.001), np.full(3, 0.2))
 
 
+def test_servo_sag_integral_only_on_its_joints():
+    s = ServoSagIntegral(2.0, 0.15, mask=[True, False, True])
+    q = np.zeros(3)
+    s.start(np.array([0.05, 0.1, -0.02]), q)
+    np.testing.assert_allclose(s.value, [0.05, 0.0, -0.02])     # no start offset outside the mask either
+    for _ in range(1000):
+        cmd = s.command(np.full(3, 0.1), q, 0.001)
+    assert s.value[1] == 0.0 and cmd[1] == 0.1 and s.value[0] > 0.05 and s.value[2] > -0.02
+    with pytest.raises(TrackerError, match="mask"):
+        ServoSagIntegral(2.0, 0.15, mask=[True, False]).start(np.zeros(3), q)
+
+
+def test_sag_joints_are_checked_and_default_to_the_legs_and_shoulder_roll():
+    from atlas_crawl_controller.tracking.servo_sag import sag_mask
+    from atlas_crawl_kinematics.model import RobotModel
+    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+    from atlas_crawl_controller.tracking import CrawlTracker
+    model = RobotModel(atlas_urdf_string())
+    joints = parameter_set().defaults()["sag.joints"]
+    m = sag_mask(model, joints)
+    names = np.array(model.joint_names)
+    assert set(names[m]) == {n for n in names if "_leg_" in n} | {"l_arm_shx", "r_arm_shx"}
+    with pytest.raises(TrackerError, match="nope"):
+        sag_mask(model, ["l_leg_kny", "nope"])
+    with pytest.raises(TrackerError, match="nope"):
+        CrawlTracker.from_params(model, np.zeros(model.n_joints), 0.004, {"sag.joints": ["nope"]})
+
+
 def test_com_integral_and_press_and_seek():
     ci = CoMIntegral(0.5, 0.06)
     np.testing.assert_array_equal(ci.offset(), 0.0)

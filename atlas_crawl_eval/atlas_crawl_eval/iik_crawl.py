@@ -44,7 +44,7 @@ from atlas_crawl_kinematics.com_modulation import ROOT_CHOICES, CoMModulatedIIK
 from atlas_crawl_kinematics.iik import IIKParams
 from atlas_crawl_kinematics.model import RobotModel
 from atlas_crawl_mujoco.height_map import ground_height
-from atlas_description import model_urdf as atlas_urdf_string
+from atlas_description import JOINT_NAMES, model_urdf as atlas_urdf_string
 from atlas_crawl_kinematics.stance import STANCE_SOURCES
 from atlas_crawl_kinematics.support import stability_margin, support_polygon
 from atlas_crawl_controller.parameters import ParameterError
@@ -139,6 +139,7 @@ class TrackConfig:
     margin_m: float = _D["com.margin_m"]
     sag_ki: float = _D["sag.ki_per_s"]
     sag_limit_rad: float = _D["sag.limit_rad"]
+    sag_joints: tuple = tuple(_D["sag.joints"])
     stance_weight: float = _D["weights.stance"]
     swing_weight: float = _D["weights.swing"]
     pelvis_weight: float = _D["weights.pelvis"]
@@ -228,6 +229,7 @@ def tracker_params(cfg: TrackConfig) -> dict:
             "com.margin_m": cfg.margin_m, "com.lookahead_s": cfg.lookahead_s, "com.rate_limit_m_per_s": cfg.com_rate_m_s,
             "com.ki_per_s": cfg.com_ki, "com.integral_limit_m": cfg.com_i_limit_m, "gate.margin_m": cfg.gate_margin_m,
             "gate.timeout_s": cfg.gate_timeout_s, "sag.ki_per_s": cfg.sag_ki, "sag.limit_rad": cfg.sag_limit_rad,
+            "sag.joints": list(cfg.sag_joints),
             "press_m": cfg.press_m, "seek.speed_m_per_s": cfg.seek_m_s, "seek.max_m": cfg.seek_max_m}
 
 
@@ -614,7 +616,9 @@ def add_gait_args(ap):
 
 def track_config_from_args(a) -> TrackConfig:
     return TrackConfig(solve_hz=a.solve_hz, com_modulation=a.com_modulation, stance=a.stance, root=a.root,
-                       margin_m=a.margin, sag_ki=a.sag_ki, hold=a.hold, seed=a.seed_mode,
+                       margin_m=a.margin, sag_ki=a.sag_ki, sag_limit_rad=a.sag_limit,
+                       sag_joints=tuple(JOINT_NAMES) if a.sag_joints == "all" else tuple(a.sag_joints.split(",")),
+                       hold=a.hold, seed=a.seed_mode,
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
                        press_m=a.press, seek_m_s=a.seek, support=a.support, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else (),
@@ -651,6 +655,9 @@ def add_track_args(ap):
     ap.add_argument("--iterations-per-update", type=int, default=_D["iik.iterations_per_update"],
                     help="IIK iterations per control tick (real-time slicing; 0 = whole solves, as before session 9)")
     ap.add_argument("--sag-ki", type=float, default=_D["sag.ki_per_s"])
+    ap.add_argument("--sag-limit", type=float, default=_D["sag.limit_rad"], help="rad; bound of the servo-sag integral")
+    ap.add_argument("--sag-joints", default=",".join(_D["sag.joints"]),
+                    help="comma-separated joints whose servo sag is integrated, or 'all'")
     ap.add_argument("--hold", choices=["planned", "touchdown"], default=_D["stance_hold"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--video", action="store_true")

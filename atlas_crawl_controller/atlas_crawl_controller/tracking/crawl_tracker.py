@@ -46,7 +46,7 @@ from .lift_lookahead import LiftLookahead
 from .orientation_holds import OrientationHolds
 from .press import Press
 from .seed_source import seed_source as make_seed_source
-from .servo_sag import ServoSagIntegral
+from .servo_sag import ServoSagIntegral, sag_mask
 from .stance_hold import stance_hold as make_stance_hold
 from .support_source import support_source as make_support_source
 
@@ -145,7 +145,8 @@ class CrawlTracker:
                    com_rate_limit=CoMRateLimit(p["com.rate_limit_m_per_s"]),
                    com_integral=CoMIntegral(p["com.ki_per_s"], p["com.integral_limit_m"]),
                    gate=CoMGate(p["gate.margin_m"], p["gate.timeout_s"]),
-                   servo_sag=ServoSagIntegral(p["sag.ki_per_s"], p["sag.limit_rad"]), press=Press(p["press_m"]),
+                   servo_sag=ServoSagIntegral(p["sag.ki_per_s"], p["sag.limit_rad"],
+                                              sag_mask(model, p["sag.joints"])), press=Press(p["press_m"]),
                    seek=GroundSeek(p["seek.speed_m_per_s"], p["seek.max_m"]),
                    iik_params=IIKParams.improved(max_iterations=p["iik.max_iterations"],
                                                  convergence_m=p["iik.convergence_m"], backend=p["iik.backend"],
