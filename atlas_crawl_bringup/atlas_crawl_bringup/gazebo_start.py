@@ -104,17 +104,21 @@ def write_imu_file(overrides: dict | None = None, path: str | None = None) -> st
     return path
 
 
-def write_controller_overrides(base_file: str, pose_source: str = "ground_truth", path: str | None = None) -> str:
+def write_controller_overrides(base_file: str, pose_source: str = "ground_truth", path: str | None = None,
+                               scene: str = "flat") -> str:
     """``base_file`` (config/controllers_gazebo.yaml) plus, when ``pose_source`` is ``estimate``, the controller
-    plugin's ``pelvis_pose_topic`` set to the state estimator's pose; returns the written file's path."""
-    from atlas_crawl_controller.nodes import topics
+    plugin's hosted state estimator (``pose_source: estimate``: the gz IMU through gz_ros2_control + the joint states,
+    every update; it publishes /odom and /state_estimator/pelvis_pose). On the ``flat`` scene the estimator measures
+    the contact heights against the flat floor (``leg.ground_height_source=flat``); on other scenes the plugin has no
+    height map, so z is not measured. Returns the written file's path."""
     if pose_source not in ("ground_truth", "estimate"):
         raise ValueError(f"pose_source must be ground_truth or estimate, got {pose_source!r}")
     with open(base_file, encoding="utf-8") as f:
         doc = yaml.safe_load(f) or {}
     if pose_source == "estimate":
-        doc.setdefault("crawl_controller", {}).setdefault("ros__parameters", {})["pelvis_pose_topic"] = \
-            topics.POSE_ESTIMATE
+        ctl = doc.setdefault("crawl_controller", {}).setdefault("ros__parameters", {})
+        ctl["pose_source"] = "estimate"
+        ctl["estimator_overrides"] = ["leg.ground_height_source=flat"] if scene == "flat" else []
     if path is None:
         fd, path = tempfile.mkstemp(prefix="atlas_controllers_gazebo_", suffix=".yaml")
         os.close(fd)

@@ -15,9 +15,10 @@ Starts
   user's ``world`` file; ``ros_gz_sim create`` (robot from /robot_description at the MuJoCo start height and
   orientation on that scene), ``ros_gz_bridge`` for /clock and the pelvis IMU (a gz imu sensor with the MuJoCo
   node's noise model, ``/atlas/imu``),
-* with ``pose_source:=estimate``: the ``state_estimator`` node (IMU + leg kinematics → ``/odom``,
-  ``/state_estimator/pelvis_pose``), started once the crawl controller holds the robot, which the controller plugin,
-  the sequencer and the contact inference then read instead of the ground truth,
+* with ``pose_source:=estimate``: the crawl controller plugin hosts the state estimator (the gz IMU through
+  gz_ros2_control's sensor interfaces + the joint states, every update, as the MuJoCo node hosts it; initialised at
+  the first ground-truth pose, the spawn pose) and publishes ``/odom`` and ``/state_estimator/pelvis_pose``, which
+  the controller, the sequencer and the contact inference then read instead of the ground truth,
 * on a ``scene`` (not a user's ``world``): ``scene_height_map`` (atlas_crawl_mujoco), the scene's ground-truth
   ``/atlas/height_map`` around the ground-truth pelvis, the map the MuJoCo node publishes on the same scene,
 * after the spawn: the ``joint_state_broadcaster`` and ``crawl_controller`` spawners (controller_manager inside gz),
@@ -62,10 +63,11 @@ def _setup(context):
     share = get_package_share_directory("atlas_crawl_bringup")
     controllers = os.path.join(share, "config", "controllers.yaml")
     pose_source = LaunchConfiguration("pose_source").perform(context)
-    controllers_gazebo = write_controller_overrides(      # use_sim_time (+ the estimate's topic), read after
-        os.path.join(share, "config", "controllers_gazebo.yaml"), pose_source)
-    overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
     scene = LaunchConfiguration("scene").perform(context)
+    controllers_gazebo = write_controller_overrides(      # use_sim_time (+ the hosted estimator), read after
+        os.path.join(share, "config", "controllers_gazebo.yaml"), pose_source,
+        scene="" if LaunchConfiguration("world").perform(context) else scene)
+    overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
     world = LaunchConfiguration("world").perform(context) or scene_world(scene).path
     headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
     verbosity = LaunchConfiguration("gz_verbosity").perform(context)
@@ -91,9 +93,6 @@ def _setup(context):
         package="ros_gz_bridge", executable="parameter_bridge", output="screen",
         arguments=["/clock@rosgraph_msgs/msg/Clock[gz.msgs.Clock", f"{topics.IMU}@sensor_msgs/msg/Imu[gz.msgs.IMU"],
         parameters=[{f"qos_overrides.{topics.IMU}.publisher.depth": 1000}])
-    estimator = launch_ros.actions.Node(
-        package="atlas_crawl_controller", executable="state_estimator_node", name="state_estimator",
-        output="screen", parameters=[overrides, {"use_sim_time": True}])
     # the scene's ground-truth height map, as the MuJoCo node publishes it (not for a user's own world file)
     height_map = [] if LaunchConfiguration("world").perform(context) else [launch_ros.actions.Node(
         package="atlas_crawl_mujoco", executable="scene_height_map_node", name="scene_height_map",
@@ -113,10 +112,6 @@ def _setup(context):
         gz, clock_bridge, spawn, *height_map,
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=[jsb])),
         launch.actions.RegisterEventHandler(OnProcessExit(target_action=jsb, on_exit=[crawl])),
-        # the estimator initialises from the first ground-truth pose and then needs the robot still: start it once
-        # the crawl controller holds the robot (before that the joints are unpowered and the robot slumps)
-        *([launch.actions.RegisterEventHandler(OnProcessExit(target_action=crawl, on_exit=[estimator]))]
-          if pose_source == "estimate" else []),
         *crawl_lifecycle_nodes(overrides, method, pose_source),
         *visualisation_nodes(share, urdf, LaunchConfiguration("rviz")),
     ]
@@ -141,8 +136,8 @@ def generate_launch_description():
         launch.actions.DeclareLaunchArgument(
             "pose_source", default_value="ground_truth",
             description="pelvis pose the controller, sequencer and contact inference read: ground_truth (the gz "
-                        "pelvis plugin) | estimate (the state_estimator node: gz IMU + leg kinematics, /odom; on a "
-                        "2-core machine its inputs arrive with gaps of up to 1.2 s and the estimate fails: README)"),
+                        "pelvis plugin) | estimate (the state estimator hosted by the crawl controller plugin: the gz "
+                        "IMU through gz_ros2_control + leg kinematics, every update; /odom)"),
         launch.actions.DeclareLaunchArgument(
             "pelvis_pose_rate_hz", default_value="100",
             description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "

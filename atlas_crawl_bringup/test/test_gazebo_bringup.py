@@ -134,13 +134,22 @@ def test_the_gazebo_imu_carries_the_mujoco_noise_model(tmp_path):
         gz_imu_figures({"imu.rate_hz": 0.0})
 
 
-def test_the_estimate_reroutes_the_controller_plugin_pose(tmp_path):
+def test_the_estimate_is_hosted_by_the_controller_plugin(tmp_path):
     from atlas_crawl_bringup.gazebo_start import write_controller_overrides
-    from atlas_crawl_controller.nodes import topics
     base = os.path.join(HERE, "config", "controllers_gazebo.yaml")
     est = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "e.yaml")))
-    assert est["crawl_controller"]["ros__parameters"]["pelvis_pose_topic"] == topics.POSE_ESTIMATE
+    ctl = est["crawl_controller"]["ros__parameters"]
+    assert ctl["pose_source"] == "estimate" and ctl["estimator_overrides"] == ["leg.ground_height_source=flat"]
+    assert "pelvis_pose_topic" not in ctl           # the ground truth initialises the hosted estimator, once
     assert est["controller_manager"]["ros__parameters"]["use_sim_time"] is True
+    slope = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "s.yaml"), scene="slope"))
+    assert slope["crawl_controller"]["ros__parameters"]["estimator_overrides"] == []
+    # the plugin's parameters accept them (names and the estimator's validation, as the bridge applies them)
+    host = _yaml(os.path.join(ROOT, "atlas_crawl_ros2_control", "config", "crawl_controller_plugin_parameters.yaml"))
+    assert {"pose_source", "estimator_overrides", "imu_sensor_name"} <= set(host["crawl_controller_plugin"])
+    from atlas_crawl_controller.ros2_control_bridge import parse_overrides
+    from atlas_crawl_controller.estimation import default_params
+    default_params(parse_overrides(ctl["estimator_overrides"]))
     gt = _yaml(write_controller_overrides(base, "ground_truth", str(tmp_path / "g.yaml")))
     assert gt == _yaml(base)
     with pytest.raises(ValueError, match="pose_source"):

@@ -41,6 +41,8 @@ const std::vector<std::string> kStatusFields = {
   "sequence_id", "accepted", "reached", "state", "task_error_m", "iterations", "stability_margin_m",
   "tracking_error_rad", "nonfinite_inputs", "clamped_commands"};
 constexpr std::size_t kNumJoints = 28;
+// Size of Ros2ControlBridge.odom (estimation.hosted.ODOM_SIZE: pose 7, twist 6, two 6x6 covariances); checked.
+constexpr std::size_t kOdomSize = 85;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::once_flag g_python_once;
@@ -168,6 +170,10 @@ double UpdateStats::percentile(double p) const
   return max_us;
 }
 
+const std::array<const char *, 6> CrawlController::kImuInterfaces = {
+  "angular_velocity.x", "angular_velocity.y", "angular_velocity.z",
+  "linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"};
+
 // ------------------------------------------------------------------------------------------------ python state
 struct CrawlController::Python
 {
@@ -186,8 +192,8 @@ CrawlController::~CrawlController()
 
 void CrawlController::release_python()
 {
-  position_ = velocity_ = effort_ = pelvis_ = nullptr;
-  command_ = status_ = nullptr;
+  position_ = velocity_ = effort_ = pelvis_ = imu_ = nullptr;
+  command_ = status_ = odom_ = nullptr;
   if (py_ && Py_IsInitialized()) {
     Gil gil;
     py_.reset();  // drops the references with the GIL held
@@ -226,6 +232,9 @@ controller_interface::InterfaceConfiguration CrawlController::state_interface_co
     cfg.names.push_back(j + "/position");
     cfg.names.push_back(j + "/velocity");
     cfg.names.push_back(j + "/effort");
+  }
+  if (estimating()) {  // then the IMU sensor's, index 3*N + k in bridge.imu order
+    for (const char * n : kImuInterfaces) {cfg.names.push_back(plugin_params_.imu_sensor_name + "/" + n);}
   }
   return cfg;
 }
@@ -278,7 +287,8 @@ if _v:
     for (const auto & p : core_parameter_values_) {params[py::str(p.get_name())] = parameter_to_python(p);}
 
     auto py = std::make_unique<Python>();
-    py->bridge = mod.attr(kBridgeClass)(params, plugin_params_.cartesian);  // core.configure(): validated
+    py->bridge = mod.attr(kBridgeClass)(   // core.configure() and the estimator's parameters: validated
+      params, plugin_params_.cartesian, plugin_params_.pose_source, plugin_params_.estimator_overrides);
     py->update_fn = py->bridge.attr("update");
     py->set_reference_fn = py->bridge.attr("set_reference");
     py->set_params_fn = py->bridge.attr("set_params");
@@ -293,6 +303,19 @@ if _v:
     pelvis_ = buffer_pointer<double>(py->bridge, "pelvis", 7);
     command_ = buffer_pointer<double>(py->bridge, "command", kNumJoints);
     status_ = buffer_pointer<double>(py->bridge, "status", kStatusFields.size());
+    if (estimating()) {
+      if (mod.attr("ODOM_SIZE").cast<std::size_t>() != kOdomSize) {
+        RCLCPP_ERROR(logger, "%s.ODOM_SIZE does not match this plugin: rebuild", kBridgeModule);
+        return controller_interface::CallbackReturn::ERROR;
+      }
+      imu_ = buffer_pointer<double>(py->bridge, "imu", kImuInterfaces.size());
+      odom_ = buffer_pointer<double>(py->bridge, "odom", kOdomSize);
+      odom_topic_ = py->bridge.attr("odom_topic").cast<std::string>();
+      estimate_pose_topic_ = py->bridge.attr("pose_topic").cast<std::string>();
+      odom_frame_ = py->bridge.attr("odom_frame").cast<std::string>();
+      base_frame_ = py->bridge.attr("base_frame").cast<std::string>();
+      pose_frame_ = py->bridge.attr("pose_frame").cast<std::string>();
+    }
     if (plugin_params_.cartesian && !py->bridge.attr("cartesian_enabled").cast<bool>()) {
       RCLCPP_WARN(logger, "atlas_crawl_kinematics IIK not available: Cartesian references will be rejected");
     }
@@ -342,21 +365,39 @@ if _v:
   commands_pub_->msg_.data.assign(kNumJoints, 0.0);
   commands_pub_->unlock();
 
+  if (estimating()) {
+    odom_pub_raw_ = get_node()->create_publisher<nav_msgs::msg::Odometry>(odom_topic_, rclcpp::SystemDefaultsQoS());
+    odom_pub_ = std::make_unique<realtime_tools::RealtimePublisher<nav_msgs::msg::Odometry>>(odom_pub_raw_);
+    odom_pub_->lock();
+    odom_pub_->msg_.header.frame_id = odom_frame_;
+    odom_pub_->msg_.child_frame_id = base_frame_;
+    odom_pub_->unlock();
+    estimate_pose_pub_raw_ = get_node()->create_publisher<geometry_msgs::msg::PoseStamped>(
+      estimate_pose_topic_, rclcpp::SystemDefaultsQoS());
+    estimate_pose_pub_ = std::make_unique<realtime_tools::RealtimePublisher<geometry_msgs::msg::PoseStamped>>(
+      estimate_pose_pub_raw_);
+    estimate_pose_pub_->lock();
+    estimate_pose_pub_->msg_.header.frame_id = pose_frame_;
+    estimate_pose_pub_->unlock();
+  }
+
   const double rate = get_update_rate() > 0 ? static_cast<double>(get_update_rate()) : 250.0;
   budget_us_ = plugin_params_.update_budget_ms > 0.0 ? plugin_params_.update_budget_ms * 1e3 : 1e6 / rate;
   stats_timer_ = get_node()->create_wall_timer(
     std::chrono::duration<double>(plugin_params_.statistics_period_s), [this]() {log_statistics();});
 
+  const std::string source = estimating() ?
+    "estimate (IMU '" + plugin_params_.imu_sensor_name + "', " + odom_topic_ + ")" : plugin_params_.pose_source;
   RCLCPP_INFO(
-    logger, "configured: Python core %s.%s, %zu joints, %zu core parameters, update budget %.0f us, pelvis '%s'",
-    kBridgeModule, kBridgeClass, joint_names_.size(), core_parameter_names_.size(), budget_us_,
-    plugin_params_.pelvis_pose_topic.c_str());
+    logger, "configured: Python core %s.%s, %zu joints, %zu core parameters, update budget %.0f us, pelvis '%s', "
+    "pose source %s", kBridgeModule, kBridgeClass, joint_names_.size(), core_parameter_names_.size(), budget_us_,
+    plugin_params_.pelvis_pose_topic.c_str(), source.c_str());
   return controller_interface::CallbackReturn::SUCCESS;
 }
 
 controller_interface::CallbackReturn CrawlController::on_activate(const rclcpp_lifecycle::State &)
 {
-  if (!py_ || state_interfaces_.size() != 3 * kNumJoints || command_interfaces_.size() != kNumJoints) {
+  if (!py_ || state_interfaces_.size() != num_state_interfaces() || command_interfaces_.size() != kNumJoints) {
     RCLCPP_ERROR(get_node()->get_logger(), "activate: not configured or wrong interfaces");
     return controller_interface::CallbackReturn::ERROR;
   }
@@ -378,7 +419,7 @@ controller_interface::CallbackReturn CrawlController::on_activate(const rclcpp_l
   }
   reference_buffer_.writeFromNonRT(std::shared_ptr<ReferenceMsg>());
   last_reference_.reset();
-  next_status_ns_ = next_commands_ns_ = 0;
+  next_status_ns_ = next_commands_ns_ = next_estimate_ns_ = 0;
   skipped_period_ns_ = 0;
   error_active_ = false;
   RCLCPP_INFO(get_node()->get_logger(), "active: holding the measured pose");
@@ -409,8 +450,12 @@ controller_interface::CallbackReturn CrawlController::on_cleanup(const rclcpp_li
     stats_timer_.reset();
     status_pub_.reset();
     commands_pub_.reset();
+    odom_pub_.reset();
+    estimate_pose_pub_.reset();
     status_pub_raw_.reset();
     commands_pub_raw_.reset();
+    odom_pub_raw_.reset();
+    estimate_pose_pub_raw_.reset();
     release_python();
   }
   joint_names_.clear();
@@ -475,6 +520,11 @@ controller_interface::return_type CrawlController::update(
     position_[j] = state_interfaces_[3 * j].get_optional().value_or(kNaN);
     velocity_[j] = state_interfaces_[3 * j + 1].get_optional().value_or(kNaN);
     effort_[j] = state_interfaces_[3 * j + 2].get_optional().value_or(kNaN);
+  }
+  if (imu_ != nullptr) {
+    for (std::size_t k = 0; k < kImuInterfaces.size(); ++k) {
+      imu_[k] = state_interfaces_[3 * kNumJoints + k].get_optional().value_or(kNaN);
+    }
   }
   const PelvisSample * pelvis = pelvis_buffer_.readFromRT();
   if (pelvis != nullptr && pelvis->valid) {std::copy(pelvis->pose.begin(), pelvis->pose.end(), pelvis_);}
@@ -581,6 +631,10 @@ controller_interface::return_type CrawlController::update(
     publish_status(time, error, error_text, rejected ? &rejected_sequence_id : nullptr);
     next_status_ns_ = now_ns + static_cast<int64_t>(1e9 / plugin_params_.status_rate_hz);
   }
+  if (odom_ != nullptr && now_ns >= next_estimate_ns_ && std::isfinite(odom_[0])) {
+    publish_estimate(time);
+    next_estimate_ns_ = now_ns + static_cast<int64_t>(1e9 / plugin_params_.estimate_publish_rate_hz);
+  }
   if (plugin_params_.commands_rate_hz > 0.0 && now_ns >= next_commands_ns_ && commands_pub_->trylock()) {
     std::copy(safe_command_.begin(), safe_command_.end(), commands_pub_->msg_.data.begin());
     commands_pub_->unlockAndPublish();
@@ -628,6 +682,39 @@ void CrawlController::publish_status(
     m.reason.assign(reason_);
   }
   status_pub_->unlockAndPublish();
+}
+
+void CrawlController::publish_estimate(const rclcpp::Time & time)
+{
+  // odom_ (bridge.odom, written by the Python call of this period): pose [x y z qx qy qz qw], twist [v w] in the
+  // pelvis frame, pose and twist covariances (6x6 row-major) — the layout of estimation.hosted.ODOM_LAYOUT
+  geometry_msgs::msg::Pose pose;
+  pose.position.x = odom_[0];
+  pose.position.y = odom_[1];
+  pose.position.z = odom_[2];
+  pose.orientation.x = odom_[3];
+  pose.orientation.y = odom_[4];
+  pose.orientation.z = odom_[5];
+  pose.orientation.w = odom_[6];
+  if (odom_pub_ && odom_pub_->trylock()) {
+    nav_msgs::msg::Odometry & m = odom_pub_->msg_;
+    m.header.stamp = time;
+    m.pose.pose = pose;
+    m.twist.twist.linear.x = odom_[7];
+    m.twist.twist.linear.y = odom_[8];
+    m.twist.twist.linear.z = odom_[9];
+    m.twist.twist.angular.x = odom_[10];
+    m.twist.twist.angular.y = odom_[11];
+    m.twist.twist.angular.z = odom_[12];
+    std::copy(odom_ + 13, odom_ + 49, m.pose.covariance.begin());
+    std::copy(odom_ + 49, odom_ + 85, m.twist.covariance.begin());
+    odom_pub_->unlockAndPublish();
+  }
+  if (estimate_pose_pub_ && estimate_pose_pub_->trylock()) {
+    estimate_pose_pub_->msg_.header.stamp = time;
+    estimate_pose_pub_->msg_.pose = pose;
+    estimate_pose_pub_->unlockAndPublish();
+  }
 }
 
 void CrawlController::log_statistics()

@@ -22,6 +22,7 @@
 #include "atlas_crawl_msgs/msg/controller_status.hpp"
 #include "controller_interface/controller_interface.hpp"
 #include "geometry_msgs/msg/pose_stamped.hpp"
+#include "nav_msgs/msg/odometry.hpp"
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_lifecycle/state.hpp"
 #include "realtime_tools/realtime_buffer.hpp"
@@ -91,6 +92,13 @@ private:
   void publish_status(
     const rclcpp::Time & time, bool error, const std::string * error_text,
     const uint32_t * rejected_sequence_id);
+  void publish_estimate(const rclcpp::Time & time);
+  bool estimating() const {return plugin_params_.pose_source == "estimate";}
+  std::size_t num_state_interfaces() const
+  {
+    return 3 * joint_names_.size() + (estimating() ? kImuInterfaces.size() : 0);
+  }
+  static const std::array<const char *, 6> kImuInterfaces;   // gyro xyz, specific force xyz (bridge.imu order)
 
   std::shared_ptr<crawl_controller::ParamListener> core_param_listener_;
   std::shared_ptr<crawl_controller_plugin::ParamListener> plugin_param_listener_;
@@ -112,6 +120,8 @@ private:
   double * velocity_ = nullptr;
   double * effort_ = nullptr;
   double * pelvis_ = nullptr;
+  double * imu_ = nullptr;             // pose_source estimate: [gyro xyz, specific force xyz]
+  const double * odom_ = nullptr;      // pose_source estimate: bridge.odom (ODOM_LAYOUT)
   const double * command_ = nullptr;
   const double * status_ = nullptr;
   std::vector<double> safe_command_;   // last safe command actually written (held on any failure)
@@ -121,6 +131,8 @@ private:
   std::string rejected_reason_;        // why it was rejected (published only in that rejection's status)
   std::string last_error_;
   bool error_active_ = false;
+  // pose_source estimate: topics and frames of the estimate, from the bridge (topics.py, the estimator's YAML)
+  std::string odom_topic_, estimate_pose_topic_, odom_frame_, base_frame_, pose_frame_;
 
   rclcpp::Subscription<ReferenceMsg>::SharedPtr reference_sub_;
   rclcpp::Subscription<geometry_msgs::msg::PoseStamped>::SharedPtr pelvis_sub_;
@@ -133,6 +145,11 @@ private:
   std::unique_ptr<realtime_tools::RealtimePublisher<StatusMsg>> status_pub_;
   rclcpp::Publisher<std_msgs::msg::Float64MultiArray>::SharedPtr commands_pub_raw_;
   std::unique_ptr<realtime_tools::RealtimePublisher<std_msgs::msg::Float64MultiArray>> commands_pub_;
+  rclcpp::Publisher<nav_msgs::msg::Odometry>::SharedPtr odom_pub_raw_;
+  std::unique_ptr<realtime_tools::RealtimePublisher<nav_msgs::msg::Odometry>> odom_pub_;
+  rclcpp::Publisher<geometry_msgs::msg::PoseStamped>::SharedPtr estimate_pose_pub_raw_;
+  std::unique_ptr<realtime_tools::RealtimePublisher<geometry_msgs::msg::PoseStamped>> estimate_pose_pub_;
+  int64_t next_estimate_ns_ = 0;
   int64_t next_status_ns_ = 0;
   int64_t next_commands_ns_ = 0;
   int64_t skipped_period_ns_ = 0;
