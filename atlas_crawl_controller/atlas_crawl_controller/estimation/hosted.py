@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..parameters import ParamValues
-from .state_estimator import EstimatedState, StateEstimator, default_params
+from .state_estimator import StateEstimator, default_params
 
 __all__ = ["HostedEstimator", "ODOM_LAYOUT", "ODOM_SIZE"]
 
@@ -55,9 +55,6 @@ class HostedEstimator:
             self._next_joints = t + 1.0 / self.params["joint_rate_hz"]
             self.est.update_joints(t, q, qd, stance)
         self.est.update_imu(t, gyro, accel)
-
-    def estimate(self, t: float) -> Optional[EstimatedState]:
-        return self.est.estimate(t)
 
     def pose7(self, t: float) -> np.ndarray:
         """The pelvis pose the controller reads: the estimate, or NaN (the core's defined hold) while there is
