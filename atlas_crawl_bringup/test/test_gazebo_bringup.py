@@ -144,6 +144,10 @@ def test_the_estimate_is_hosted_by_the_controller_plugin(tmp_path):
     assert est["controller_manager"]["ros__parameters"]["use_sim_time"] is True
     slope = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "s.yaml"), scene="slope"))
     assert slope["crawl_controller"]["ros__parameters"]["estimator_overrides"] == []
+    more = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "m.yaml"),
+                                            estimator_overrides=("leg.accel_noise_m_per_s2_sqrt_hz=2.0",)))
+    assert more["crawl_controller"]["ros__parameters"]["estimator_overrides"] == [
+        "leg.ground_height_source=flat", "leg.accel_noise_m_per_s2_sqrt_hz=2.0"]
     # the plugin's parameters accept them (names and the estimator's validation, as the bridge applies them)
     host = _yaml(os.path.join(ROOT, "atlas_crawl_ros2_control", "config", "crawl_controller_plugin_parameters.yaml"))
     assert {"pose_source", "estimator_overrides", "imu_sensor_name"} <= set(host["crawl_controller_plugin"])
