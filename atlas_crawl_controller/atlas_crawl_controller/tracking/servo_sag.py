@@ -54,4 +54,5 @@ def sag_mask(model, joints) -> np.ndarray:
     unknown = [j for j in joints if j not in names]
     if unknown:
         raise TrackerError(f"sag.joints {unknown} are not joints of the model")
-    return np.array([n in set(joints) for n in names])
+    chosen = set(joints)
+    return np.array([n in chosen for n in names])
