@@ -78,7 +78,10 @@ def crawl_to(stack, forward, left, yaw, tol_m, tol_rad, max_cycles, timeout_wall
             "gt_yaw_error_deg": math.degrees(_wrap(tyaw - gt_h))}
 
 
-def cmd_vel(stack, vx, wz, seconds):
+def cmd_vel(stack, vx, wz, seconds, settle_s=2.0):
+    """Publish (vx, wz) on /cmd_vel for ``seconds`` of sim time, then stop. The pose change at the stop is a
+    sample within a cycle (the pelvis sways ±25° and ±5 cm in each); the ``settled_*`` figures are taken
+    ``settle_s`` after the run has ended in its four-point stance."""
     from geometry_msgs.msg import TwistStamped
 
     from atlas_crawl_controller.nodes import topics
@@ -100,14 +103,23 @@ def cmd_vel(stack, vx, wz, seconds):
     p1 = stack.sim.sim.pelvis_pose()
     while seq._vel_mode:
         time.sleep(0.05)
-    d = np.asarray(p1[0][:2]) - np.asarray(p0[0][:2])
-    h0 = _heading(np.r_[p0[1][1:4], p0[1][0]])
-    h1 = _heading(np.r_[p1[1][1:4], p1[1][0]])
-    lateral = float(-math.sin(h0) * d[0] + math.cos(h0) * d[1])
+    t_end = stack.sim.sim_time()
+    while stack.sim.sim_time() < t_end + settle_s:
+        time.sleep(0.05)
+    p2 = stack.sim.sim.pelvis_pose()         # settled in the four-point stance the run ends with
+
+    def change(p):
+        d = np.asarray(p[0][:2]) - np.asarray(p0[0][:2])
+        h0 = _heading(np.r_[p0[1][1:4], p0[1][0]])
+        h1 = _heading(np.r_[p[1][1:4], p[1][0]])
+        return d, float(-math.sin(h0) * d[0] + math.cos(h0) * d[1]), math.degrees(_wrap(h1 - h0))
+    d, lateral, dh = change(p1)
+    d2, lateral2, dh2 = change(p2)
     return {"sim_s": t_stop - t0, "distance_m": float(np.linalg.norm(d)), "lateral_m": lateral,
-            "heading_change_deg": math.degrees(_wrap(h1 - h0)),
-            "speed_m_per_s": float(np.linalg.norm(d)) / (t_stop - t0),
-            "stop_latency_s": stack.sim.sim_time() - t_stop, "last_run": seq._vel_last_outcome.reason,
+            "heading_change_deg": dh, "speed_m_per_s": float(np.linalg.norm(d)) / (t_stop - t0),
+            "settled_distance_m": float(np.linalg.norm(d2)), "settled_lateral_m": lateral2,
+            "settled_heading_change_deg": dh2,
+            "stop_latency_s": t_end - t_stop, "last_run": seq._vel_last_outcome.reason,
             "runs": seq.cmd_vel_counters["runs_started"]}
 
 
