@@ -449,7 +449,7 @@ def generator_cycle(gen, cycle: int, time_scale: float = 1.0, feedback: bool = F
     gen.observed = max(gen.observed, gen.steps_per_cycle * int(cycle) - 1)
     if feedback:
         gen.apply_feedback(gen.steps_per_cycle * int(cycle))
-    steps = [st for st in gen.steps(time_scale) if st["cycle"] == cycle]
+    steps = gen.steps(time_scale, cycle)
     if cycle > 0:
         steps[0]["duration_s"] = gen.p["t_shift_s"] * time_scale
     for i, st in enumerate(steps):

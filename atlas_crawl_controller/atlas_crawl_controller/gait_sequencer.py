@@ -342,8 +342,9 @@ def validate_crawl_to(goal, p: ParamValues, iik_available: bool = False):
 
 
 def velocity_goal(p: ParamValues, vx_m_per_s: float = 0.0) -> MotionGoal:
-    """The run of continuous /cmd_vel crawling: one generator segment of ``cmd_vel.segment_cycles`` cycles, its
-    direction from the sign of vx (the generator cannot reverse within one gait)."""
+    """The run of continuous /cmd_vel crawling: one gait generator planned ``cmd_vel.segment_cycles`` cycles ahead and
+    extended by as many while the command stays fresh; its direction from the sign of vx (the generator cannot
+    reverse within one gait)."""
     return MotionGoal(kind=VELOCITY, script="", loop_mode="full", cycles=int(p["cmd_vel.segment_cycles"]),
                       max_cycles=int(p["cmd_vel.segment_cycles"]), method="iik",
                       direction=-1 if vx_m_per_s < 0 else 1, description="cmd_vel crawling")
@@ -432,8 +433,6 @@ class GaitSequencer:
         #: "map" while the Cartesian crawl plans on a fresh height map, else why it is blind (issue 13 §2)
         self.terrain = "blind: no height map"
         self._vel_cmd = None     # (CrawlCommand, sim time of receipt): the latest valid /cmd_vel command
-        #: (desired heading, point of the desired line, direction) a finished /cmd_vel segment hands to the next
-        self._vel_hold = None
 
     # ------------------------------------------------------------------ velocity commands (/cmd_vel)
     def command_velocity(self, cmd, t: float) -> None:
@@ -536,10 +535,6 @@ class GaitSequencer:
             # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
             from .cartesian import crawl_generator, generator_cycle, reposition_steps, turn_generator
             h0 = heading_from_quat(pose0[3:7])
-            hold = self._velocity_hold(goal, h0)
-            if hold is not None:          # reposition toward the held heading
-                lim = self.params["cmd_vel.max_hold_error_rad"]
-                h0 = h0 + float(np.clip(_wrap(hold[0] - h0), -lim, lim))
             pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
                                        0.08, 0.05)
             for r in pre:
@@ -559,12 +554,8 @@ class GaitSequencer:
                 from .gait_generator import CrawlGaitGenerator
                 gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
                                              self.generator_params)
-                if hold is not None:
-                    gen_obj.feedback.start_on_line(pose0[:2], quat_xyzw_to_R(pose0[3:7]), hold[0], hold[1])
             self._use_map(gen_obj, support)
             raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
-            if goal.kind == VELOCITY and goal.cycles == 1:
-                raw.append(self._hold_raw(raw[-1]["targets"]))
             com = goal.method == "com_modulated"
             steps = [_cartesian_step(0, i, r, i == len(raw) - 1, com) for i, r in enumerate(raw)]
             script = None
@@ -590,8 +581,6 @@ class GaitSequencer:
             raise RuntimeError("busy")
         run.t_start = float(t)
         self._run = run
-        if run.goal.kind != VELOCITY:
-            self._vel_hold = None
 
     def _plan(self, script, goal: MotionGoal, first_cycle: int, count: Optional[int] = None) -> List[_Step]:
         """Steps of the cycles [first_cycle, goal.cycles), at most ``count`` of them (part loop restarts at
@@ -979,19 +968,6 @@ class GaitSequencer:
         all four limbs down."""
         return step.name.endswith("_apex")
 
-    def _velocity_hold(self, goal: MotionGoal, heading_rad: float):
-        """The desired (heading, line point, direction) a velocity segment continues from (``cmd_vel.hold_line``): the
-        previous segment's, if it ended because its cycles were done, the latest command has no turn, the direction is
-        the same and the measured heading is within ``cmd_vel.max_hold_error_rad`` of it; else None (latch afresh)."""
-        h = self._vel_hold
-        if goal.kind != VELOCITY or h is None or not self.params["cmd_vel.hold_line"] or self._vel_cmd is None:
-            return None
-        cmd = self._vel_cmd[0]
-        if cmd.wz_rad_per_s != 0.0 or h[2] != goal.direction or \
-                abs(_wrap(h[0] - heading_rad)) > self.params["cmd_vel.max_hold_error_rad"]:
-            return None
-        return h
-
     def _begin_stop(self, run: _Run, reason: str) -> None:
         """Velocity run: finish the step in flight (and its touchdown if it is a swing apex), then a four-point
         stance, then end."""
@@ -1034,6 +1010,11 @@ class GaitSequencer:
                         (want.vx_m_per_s > 0 and run.goal.direction < 0):
                     self._begin_stop(run, "direction change: a new gait starts from a four-point stance")
                     return
+                if run.planned_cycles + 1 >= run.goal.cycles:     # fresh: the same gait goes on
+                    n = int(self.params["cmd_vel.segment_cycles"])
+                    g["gen"].extend(n)
+                    run.goal = replace(run.goal, cycles=run.goal.cycles + n, max_cycles=run.goal.max_cycles + n)
+                    run.steps_total += run.per_cycle * n
             else:
                 want, g["law_phase"] = self._law_command(run.goal, self._settled_pose(g["gen"], lc, pose))
                 if want.vx_m_per_s * run.goal.direction < 0 and self.params["crawl_to.reverse"]:
@@ -1179,12 +1160,6 @@ class GaitSequencer:
                     support_violations=run.support_violations, **m)
         pose_a = np.asarray(pose, float)
         o.final_pose = pose_a.copy()
-        if run.goal.kind == VELOCITY:
-            self._vel_hold = None
-            fb = run.gen["gen"].feedback if run.gen is not None else None
-            if status == "succeeded" and not run.stopping and fb is not None and fb.started and \
-                    self.params["cmd_vel.hold_line"]:
-                self._vel_hold = (float(fb.psi_d), fb.p_d.copy(), run.goal.direction)
         if run.goal.kind == CRAWL_TO and pose_a.shape == (7,) and np.all(np.isfinite(pose_a)):
             e = self._crawl_to_errors(run, pose_a)
             o.position_error_m, o.yaw_error_rad = e["distance_m"], e["yaw_error_rad"]

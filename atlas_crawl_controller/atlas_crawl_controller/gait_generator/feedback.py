@@ -96,19 +96,6 @@ class PlacementFeedback:
         self._arc = None
         self.started = True
 
-    def start_on_line(self, pelvis_xy, pelvis_R, psi_d: float, line_xy) -> None:
-        r""":meth:`start` with a desired heading and line handed over by a previous gait (continuous velocity
-        crawling in segments): :math:`\psi_d` = ``psi_d`` and :math:`p_d` the pelvis projected onto the line through
-        ``line_xy`` along it, so the errors are taken against the earlier gait's line, not where this one starts."""
-        self.start(pelvis_xy, pelvis_R)
-        if not (math.isfinite(psi_d) and np.all(np.isfinite(line_xy))):
-            raise ValueError("psi_d and line_xy must be finite")
-        t = np.array([math.cos(psi_d), math.sin(psi_d)])
-        q = np.asarray(line_xy, float)[:2]
-        self.psi0 = self.psi_d = float(psi_d)
-        self.p_d = q + float((self.p_d - q) @ t) * t
-        self.lever = None if self.pivot_xy is None else rot2(-self.psi0) @ (self.pivot_xy - self.p_d)
-
     def advance_desired(self, vx, vy, wz, dt) -> None:
         """Integrate the command into the desired pelvis pose (world frame); turning on the spot, the desired
         pelvis turns about the desired pivot (the pivot's lever in the start pelvis frame)."""

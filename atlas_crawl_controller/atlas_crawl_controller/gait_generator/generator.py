@@ -162,6 +162,22 @@ class CrawlGaitGenerator:
         if k < self.n_steps:
             self._plan_from(k)
 
+    def extend(self, cycles: int) -> None:
+        """``cycles`` more cycles at the end, planned on from the last step boundary with the current command and
+        corrections (continuous crawling: the plan stays a few cycles long, so a re-plan stays cheap)."""
+        n = int(cycles) * self.steps_per_cycle
+        if n < 1:
+            raise CommandError(f"cycles must be >= 1, got {cycles}")
+        k0 = self.n_steps
+        for name in ("contacts", "com", "ref", "ground_n", "com_to"):
+            getattr(self, name).extend([None] * n)
+        self.lift.extend([np.zeros(4)] * n)
+        self.speed_scale.extend([1.0] * n)
+        self.cycles += int(cycles)
+        self.n_steps += n
+        self.duration_s = self.seq.step_start_s(self.n_steps)
+        self._plan_from(k0)
+
     def resync(self, k: int, measured_contacts, max_shift_m: float, max_limb_error_m: float = 0.0) -> float:
         """Re-sync at step boundary ``k`` (a host that measures once per cycle): the pattern reference
         :math:`r_k` and the contacts from ``k`` on move by the (measured − planned) contact centroid, at most
@@ -216,16 +232,17 @@ class CrawlGaitGenerator:
             self._plan_from(k)
         return reason
 
-    def steps(self, time_scale: float = 1.0) -> list:
+    def steps(self, time_scale: float = 1.0, cycle: int | None = None) -> list:
         """The plan as controller-core references (the sequencer's Cartesian steps): per gait step a four-point
         shift (every limb in stance, ``com_support`` = the support that remains, so the core's CoM moves into it
         before the lift) and the swing to the touchdown along the swing arc (``swing_lift_m``: this plan's apex per
         swinging limb); dicts with name, cycle, targets (4, 3), stance (4,), duration_s, swing_lift_m (4,),
-        com_support (4,)."""
+        com_support (4,). ``cycle``: that cycle's steps only."""
         out = []
         p = self.p
         spc = self.steps_per_cycle
-        for k in range(self.n_steps):
+        ks = range(self.n_steps) if cycle is None else range(spc * int(cycle), min(self.n_steps, spc * (int(cycle) + 1)))
+        for k in ks:
             grp = self.seq.group(k)
             name = "_".join(LIMB_NAMES[i] for i in grp)
             sup = np.ones(4, bool)
