@@ -105,13 +105,14 @@ def write_imu_file(overrides: dict | None = None, path: str | None = None) -> st
 
 
 def write_controller_overrides(base_file: str, pose_source: str = "ground_truth", path: str | None = None,
-                               scene: str = "flat", estimator_overrides: tuple = ()) -> str:
+                               scene: str = "flat", estimator_overrides: tuple = (), estimator_record_path: str = "") -> str:
     """``base_file`` (config/controllers_gazebo.yaml) plus, when ``pose_source`` is ``estimate``, the controller
     plugin's hosted state estimator (``pose_source: estimate``: the gz IMU through gz_ros2_control + the joint states,
     every update; it publishes /odom and /state_estimator/pelvis_pose). On the ``flat`` scene the estimator measures
     the contact heights against the flat floor (``leg.ground_height_source=flat``); on other scenes the plugin has no
     height map, so z is not measured. ``estimator_overrides``: more ``name=value`` items for the hosted estimator
-    (after those). Returns the written file's path."""
+    (after those); ``estimator_record_path``: the plugin's record of the estimator's inputs (debugging). Returns the
+    written file's path."""
     if pose_source not in ("ground_truth", "estimate"):
         raise ValueError(f"pose_source must be ground_truth or estimate, got {pose_source!r}")
     with open(base_file, encoding="utf-8") as f:
@@ -121,6 +122,10 @@ def write_controller_overrides(base_file: str, pose_source: str = "ground_truth"
         ctl["pose_source"] = "estimate"
         ctl["estimator_overrides"] = (["leg.ground_height_source=flat"] if scene == "flat" else []) + \
             [str(o) for o in estimator_overrides]
+        if estimator_record_path:
+            ctl["estimator_record_path"] = str(estimator_record_path)
+    elif estimator_record_path:
+        raise ValueError("estimator_record_path needs pose_source estimate")
     if path is None:
         fd, path = tempfile.mkstemp(prefix="atlas_controllers_gazebo_", suffix=".yaml")
         os.close(fd)

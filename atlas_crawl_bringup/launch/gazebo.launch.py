@@ -67,7 +67,8 @@ def _setup(context):
     controllers_gazebo = write_controller_overrides(      # use_sim_time (+ the hosted estimator), read after
         os.path.join(share, "config", "controllers_gazebo.yaml"), pose_source,
         scene="" if LaunchConfiguration("world").perform(context) else scene,
-        estimator_overrides=tuple(LaunchConfiguration("estimator_overrides").perform(context).split()))
+        estimator_overrides=tuple(LaunchConfiguration("estimator_overrides").perform(context).split()),
+        estimator_record_path=LaunchConfiguration("estimator_record_path").perform(context))
     overrides = os.path.join(share, "config", "atlas_crawl_mujoco.yaml")
     world = LaunchConfiguration("world").perform(context) or scene_world(scene).path
     headless = LaunchConfiguration("headless").perform(context).lower() in ("1", "true", "yes")
@@ -144,6 +145,10 @@ def generate_launch_description():
             description="pose_source:=estimate: space-separated name=value state estimator parameters for the plugin's "
                         "hosted estimator (config/state_estimator_parameters.yaml), e.g. "
                         "'leg.accel_noise_m_per_s2_sqrt_hz=2.0'"),
+        launch.actions.DeclareLaunchArgument(
+            "estimator_record_path", default_value="",
+            description="pose_source:=estimate, debugging: a .npz file recording what the plugin's hosted estimator is "
+                        "fed (replay: lab/replay_estimator_record.py)"),
         launch.actions.DeclareLaunchArgument(
             "pelvis_pose_rate_hz", default_value="100",
             description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "

@@ -150,7 +150,14 @@ def test_the_estimate_is_hosted_by_the_controller_plugin(tmp_path):
         "leg.ground_height_source=flat", "leg.accel_noise_m_per_s2_sqrt_hz=2.0"]
     # the plugin's parameters accept them (names and the estimator's validation, as the bridge applies them)
     host = _yaml(os.path.join(ROOT, "atlas_crawl_ros2_control", "config", "crawl_controller_plugin_parameters.yaml"))
-    assert {"pose_source", "estimator_overrides", "imu_sensor_name"} <= set(host["crawl_controller_plugin"])
+    assert {"pose_source", "estimator_overrides", "imu_sensor_name", "estimator_record_path"} <= set(
+        host["crawl_controller_plugin"])
+    rec = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "r.yaml"),
+                                           estimator_record_path="/tmp/est.npz"))
+    assert rec["crawl_controller"]["ros__parameters"]["estimator_record_path"] == "/tmp/est.npz"
+    assert "estimator_record_path" not in ctl
+    with pytest.raises(ValueError, match="needs pose_source estimate"):
+        write_controller_overrides(base, "ground_truth", str(tmp_path / "x.yaml"), estimator_record_path="/tmp/e.npz")
     from atlas_crawl_controller.ros2_control_bridge import parse_overrides
     from atlas_crawl_controller.estimation import default_params
     default_params(parse_overrides(ctl["estimator_overrides"]))

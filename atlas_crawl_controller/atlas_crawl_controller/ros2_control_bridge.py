@@ -85,10 +85,11 @@ def parse_overrides(items: Sequence[str]) -> dict:
 class Ros2ControlBridge:
     """See the module docstring.  ``params``: core parameters (dotted names → values, as the ROS node holds them);
     ``pose_source``: ``topic`` (the pose the plugin receives) or ``estimate`` (the hosted state estimator, with
-    ``estimator_overrides`` = ``name=value`` items of its parameters). Bad values raise with the reason."""
+    ``estimator_overrides`` = ``name=value`` items of its parameters; ``estimator_record_path``: a .npz that records
+    what the estimator is fed, :class:`~.estimation.recorder.InputRecorder`). Bad values raise with the reason."""
 
     def __init__(self, params: Optional[Mapping] = None, cartesian: bool = False, pose_source: str = "topic",
-                 estimator_overrides: Sequence[str] = ()):
+                 estimator_overrides: Sequence[str] = (), estimator_record_path: str = ""):
         if pose_source not in POSE_SOURCES:
             raise ValueError(f"pose_source must be one of {POSE_SOURCES}, got {pose_source!r}")
         self.core = CrawlControllerCore()
@@ -117,6 +118,13 @@ class Ros2ControlBridge:
             ep = self.estimator.params
             self.odom_frame, self.base_frame = ep["frames.odom_frame"], ep["frames.base_frame"]
             self.pose_frame = ep["frames.pose_frame"]
+        self.recorder = None
+        if estimator_record_path:
+            if self.estimator is None:
+                raise ValueError("estimator_record_path needs pose_source 'estimate'")
+            from .estimation.recorder import InputRecorder
+            self.recorder = InputRecorder(estimator_record_path,    # raises with the reason
+                                          meta={"estimator_overrides": list(estimator_overrides)})
         self.command = np.zeros(N)
         self.status = np.zeros(len(STATUS_FIELDS))
         self.reason = ""
@@ -135,6 +143,8 @@ class Ros2ControlBridge:
     def deactivate(self) -> None:
         self.core.deactivate()
         self._refresh_status()
+        if self.recorder is not None:
+            self.recorder.close()
 
     def set_params(self, params: Mapping) -> str:
         """Runtime parameter change; '' when applied, else the reason (nothing changed)."""
@@ -206,6 +216,9 @@ class Ros2ControlBridge:
         else:
             h.step(time_s, self.position, self.velocity, self.core.expected_stance, self.imu[:3], self.imu[3:])
         h.odom_into(time_s, self.odom)
+        if self.recorder is not None and h.initialised:
+            self.recorder.append(time_s, self.position, self.velocity, self.core.expected_stance, self.imu,
+                                 self.pelvis, self.odom[:7])
         return self.odom[:7]
 
     def _refresh_status(self) -> bool:

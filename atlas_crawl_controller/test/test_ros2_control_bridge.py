@@ -376,3 +376,53 @@ def test_hosted_estimator_holds_on_nonfinite_imu_and_reports_its_exception(monke
     rc = _step(b, t + DT)
     assert rc & rb.RC_EXCEPTION and not rc & rb.RC_COMMAND and "kaput" in b.last_error
     assert np.array_equal(b.command, before) and np.all(np.isnan(b.odom))
+
+
+def test_hosted_estimator_records_its_inputs_for_a_replay(tmp_path):
+    """estimator_record_path: every update after the first pose, what the estimator was fed and what it estimated;
+    a bad path or a record without the estimator is refused with the reason."""
+    from atlas_crawl_controller.estimation.recorder import load_record
+    with pytest.raises(ValueError, match="pose_source 'estimate'"):
+        rb.Ros2ControlBridge({"update_rate_hz": 250.0}, estimator_record_path=str(tmp_path / "r.npz"))
+    with pytest.raises(ValueError, match="not writable|does not exist"):
+        _estimating(estimator_record_path=str(tmp_path / "nope" / "r.npz"))
+    with pytest.raises(ValueError, match=".npz"):
+        _estimating(estimator_record_path=str(tmp_path / "r.csv"))
+    path = tmp_path / "r.npz"
+    b = _estimating(estimator_overrides=["alignment_s=0.1"], estimator_record_path=str(path))
+    b.position[:] = 0.1
+    b.velocity[:] = 0.0
+    b.activate()
+    b.imu[:] = [0.01, 0.0, 0.0, 0.0, 0.0, 9.81]
+    t = 0.0
+    for _ in range(5):                                   # no pose yet: nothing recorded
+        t += DT
+        _step(b, t)
+    b.pelvis[:] = [0.1, 0.2, 0.6, 0, 0, 0, 1]
+    for _ in range(100):
+        t += DT
+        _step(b, t)
+    b.deactivate()
+    r = load_record(str(path))
+    assert r["t"].shape == (100,) and np.all(np.diff(r["t"]) > 0)
+    assert np.allclose(r["q"], 0.1) and np.allclose(r["imu"][:, 0], 0.01) and np.all(r["stance"] == 1)
+    assert np.allclose(r["pose_in"][-1], [0.1, 0.2, 0.6, 0, 0, 0, 1])
+    assert np.all(np.isnan(r["estimate"][0])) and np.all(np.isfinite(r["estimate"][-1]))   # aligning, then running
+    assert not bool(r["truncated"])
+
+
+def test_input_recorder_bounds_its_rows_and_flushes_in_the_background(tmp_path):
+    from atlas_crawl_controller.estimation.recorder import InputRecorder, load_record
+    rec = InputRecorder(str(tmp_path / "x.npz"), flush_period_s=1.0, max_rows=3000)
+    z = np.zeros
+    for i in range(3100):
+        rec.append(i * 0.004, z(28), z(28), z(4), z(6), z(7), z(7))
+        if i == 600:                       # 2.4 s: a background flush has been started
+            rec._writer.join()
+            assert load_record(str(tmp_path / "x.npz"))["t"].shape[0] >= 250
+    rec.close()
+    r = load_record(str(tmp_path / "x.npz"))
+    assert r["t"].shape == (3000,) and bool(r["truncated"]) and rec.rows == 3000
+    np.savez(tmp_path / "bad.npz", t=np.zeros(3))
+    with pytest.raises(ValueError, match="no column 'q'"):
+        load_record(str(tmp_path / "bad.npz"))

@@ -288,7 +288,8 @@ if _v:
 
     auto py = std::make_unique<Python>();
     py->bridge = mod.attr(kBridgeClass)(   // core.configure() and the estimator's parameters: validated
-      params, plugin_params_.cartesian, plugin_params_.pose_source, plugin_params_.estimator_overrides);
+      params, plugin_params_.cartesian, plugin_params_.pose_source, plugin_params_.estimator_overrides,
+      plugin_params_.estimator_record_path);
     py->update_fn = py->bridge.attr("update");
     py->set_reference_fn = py->bridge.attr("set_reference");
     py->set_params_fn = py->bridge.attr("set_params");
