@@ -80,7 +80,8 @@ def main(argv=None) -> int:
     sets = {**recorded, **_parse_sets(a.set)}
     est = replay(r, sets, a.stance, a.imu)
     rep = errors(est, r["pose_in"])
-    print(f"replay ({sets or 'defaults'}; recorded overrides {recorded or 'none'}), stance {a.stance}, IMU {a.imu}): end {rep['end_pct']:.2f} % (max "
+    print(f"replay ({sets or 'defaults'}; recorded overrides {recorded or 'none'}), stance {a.stance}, "
+          f"IMU {a.imu}): end {rep['end_pct']:.2f} % (max "
           f"{rep['max_m']:.3f} m), yaw {rep['yaw_deg']:+.2f} deg ({rep['yaw_deg_per_m']:.2f} deg/m)")
     if sets == recorded and a.stance == "recorded" and a.imu == "recorded":
         ok = np.all(np.isfinite(est), axis=1) & np.all(np.isfinite(r["estimate"]), axis=1)

@@ -105,7 +105,8 @@ def write_imu_file(overrides: dict | None = None, path: str | None = None) -> st
 
 
 def write_controller_overrides(base_file: str, pose_source: str = "ground_truth", path: str | None = None,
-                               scene: str = "flat", estimator_overrides: tuple = (), estimator_record_path: str = "") -> str:
+                               scene: str = "flat", estimator_overrides: tuple = (),
+                               estimator_record_path: str = "") -> str:
     """``base_file`` (config/controllers_gazebo.yaml) plus, when ``pose_source`` is ``estimate``, the controller
     plugin's hosted state estimator (``pose_source: estimate``: the gz IMU through gz_ros2_control + the joint states,
     every update; it publishes /odom and /state_estimator/pelvis_pose). On the ``flat`` scene the estimator measures

@@ -241,7 +241,8 @@ class CrawlGaitGenerator:
         out = []
         p = self.p
         spc = self.steps_per_cycle
-        ks = range(self.n_steps) if cycle is None else range(spc * int(cycle), min(self.n_steps, spc * (int(cycle) + 1)))
+        ks = range(self.n_steps) if cycle is None else \
+            range(spc * int(cycle), min(self.n_steps, spc * (int(cycle) + 1)))
         for k in ks:
             grp = self.seq.group(k)
             name = "_".join(LIMB_NAMES[i] for i in grp)
