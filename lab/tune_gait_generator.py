@@ -129,6 +129,8 @@ def main():
     gen_crawl.add_track_args(sub)
     ga = sub.parse_args(gen_crawl_args + rest)
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.enqueue_trial({k: v for k, v in gen_crawl.parameter_set().defaults().items()     # the shipped values
+                         if k in FEEDBACK_RANGES and a.gait == "static"})
     study.enqueue_trial({"feedback.heading_gain": 0.0, "feedback.max_heading_step_rad": 0.05,
                          "feedback.lateral_gain_rad_per_m": 0.0, "feedback.max_steer_rad": 0.2})   # open loop
     study.enqueue_trial({"feedback.heading_gain": 0.1, "feedback.max_heading_step_rad": 0.02,
