@@ -213,3 +213,26 @@ def test_no_estimate_before_alignment_ends():
     assert est.aligning                                # 0.5 s of stillness not reached yet
     run(world, est, 0.4)
     assert est.running and est.estimate() is not None
+
+
+def test_leg_odometry_impact_gate_does_not_integrate_a_spike():
+    """leg.accel_impact_gate_m_per_s2: a specific-force sample beyond the gate is not integrated into the velocity;
+    its velocity change goes into the velocity covariance instead (off by default: integrated as it is)."""
+    from atlas_crawl_controller.estimation.leg_odometry_kf import LegOdometryKF
+    p = {k[len("leg."):]: v for k, v in default_params().as_dict().items() if k.startswith("leg.")}
+    r = np.array([[0.4, 0.2, -0.4], [0.4, -0.2, -0.4], [-0.3, 0.2, -0.5], [-0.3, -0.2, -0.5]])
+    spike = np.array([80.0, 0.0, 9.81])              # 80 m/s^2 forward for one 4 ms sample
+    out = {}
+    for gate in (0.0, 30.0):
+        kf = LegOdometryKF({**p, "accel_impact_gate_m_per_s2": gate})
+        kf.initialize(np.zeros(3), np.eye(3), r)
+        P0 = kf.P[3, 3]
+        kf.predict(spike, 0.004, np.ones(4))
+        out[gate] = (kf.velocity[0], kf.P[3, 3] - P0, kf.impacts)
+    assert abs(out[0.0][0] - 0.32) < 1e-9 and out[0.0][2] == 0              # 80 * 0.004 integrated
+    assert out[30.0][0] == 0.0 and out[30.0][2] == 1
+    assert out[30.0][1] > out[0.0][1] + 0.32 ** 2 * 0.99                    # (|a| dt)^2 added to P_vv
+    kf = LegOdometryKF({**p, "accel_impact_gate_m_per_s2": 30.0})
+    kf.initialize(np.zeros(3), np.eye(3), r)
+    kf.predict(np.array([1.0, 0.0, 9.81]), 0.004, np.ones(4))                # an ordinary sample: integrated
+    assert abs(kf.velocity[0] - 0.004) < 1e-12 and kf.impacts == 0

@@ -6,6 +6,7 @@ State (world frame, 18): x = [p, v, c₁, c₂, c₃, c₄] — pelvis position,
 
     predict (a_w = R a_m − g e₃, Δt):   p ← p + v Δt + ½ a_w Δt²,  v ← v + a_w Δt,  cᵢ ← cᵢ
         Q = diag(σ_p² Δt I, σ_a² Δt I, σ_cᵢ² Δt I)     σ_cᵢ = stance (slip) or swing (free) contact noise
+        impact (|a_w| > accel_impact_gate, if > 0):   a_w ← 0,  Q_v += (|a_w| Δt)² I
     update (forward kinematics rᵢ, ṙᵢ = Jᵢ q̇ in the pelvis frame; ω from the gyro):
         cᵢ − p = R rᵢ                            (3 per contact, std σ_r, × swing scale when not in stance)
         v = −R (ω × rᵢ + ṙᵢ)                     (3 per contact: the stance contact does not move)
@@ -31,6 +32,7 @@ class LegOdometryKF:
         self.g = float(gravity)
         self.kf = KalmanFilter(dim_x=6 + 3 * N_CONTACTS, dim_z=3)
         self.F_base = np.eye(18)
+        self.impacts = 0            # samples not integrated as impacts (accel_impact_gate_m_per_s2)
 
     def initialize(self, p0, R0: np.ndarray, r_body: np.ndarray, v0=(0.0, 0.0, 0.0),
                    pos_std: float = 0.01, vel_std: float = 0.05) -> None:
@@ -49,6 +51,12 @@ class LegOdometryKF:
     def predict(self, accel_world_specific: np.ndarray, dt: float, stance_weight: np.ndarray) -> None:
         """``accel_world_specific`` = R a_m (specific force in the world); gravity is removed here."""
         a = np.asarray(accel_world_specific, float).reshape(3) - self.g * G_E3
+        gate = self.p.get("accel_impact_gate_m_per_s2", 0.0)
+        impact = 0.0
+        if gate > 0 and float(np.linalg.norm(a)) > gate:     # an impact sample: the kinematics decide
+            impact = (float(np.linalg.norm(a)) * dt) ** 2
+            a = np.zeros(3)
+            self.impacts += 1
         F = self.F_base.copy()
         F[0:3, 3:6] = np.eye(3) * dt
         B = np.zeros((18, 3))
@@ -56,7 +64,7 @@ class LegOdometryKF:
         B[3:6] = np.eye(3) * dt
         q = np.empty(18)
         q[0:3] = self.p["position_process_noise_m_per_sqrt_s"] ** 2 * dt
-        q[3:6] = self.p["accel_noise_m_per_s2_sqrt_hz"] ** 2 * dt
+        q[3:6] = self.p["accel_noise_m_per_s2_sqrt_hz"] ** 2 * dt + impact
         s, w = self.p["stance_contact_noise_m_per_sqrt_s"], self.p["swing_contact_noise_m_per_sqrt_s"]
         for i in range(N_CONTACTS):
             k = float(np.clip(stance_weight[i], 0.0, 1.0))
