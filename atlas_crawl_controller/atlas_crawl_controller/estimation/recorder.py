@@ -73,21 +73,20 @@ class InputRecorder:
             self._last_flush = t
             self._flush_async()
 
-    def _snapshot(self) -> dict:
-        a = np.concatenate(self._chunks)[: self._n] if self._n else np.zeros((0, _WIDTH))
+    def _write(self, chunks: list, n: int, truncated: bool) -> None:
+        """Rows [0, n) of ``chunks`` → the file. Filled chunks never change and rows below ``n`` of the last one are
+        complete, so this runs beside :meth:`append` (the copy happens here, not in the update)."""
+        a = np.concatenate(chunks)[:n] if n else np.zeros((0, _WIDTH))
         out, j = {}, 0
-        for k, n in RECORD_COLUMNS:
-            out[k] = a[:, j] if n == 1 else a[:, j:j + n]
-            j += n
-        out["truncated"] = np.array(self.truncated)
+        for k, w in RECORD_COLUMNS:
+            out[k] = a[:, j] if w == 1 else a[:, j:j + w]
+            j += w
+        out["truncated"] = np.array(truncated)
         out["meta"] = np.array(self.meta)
-        return out
-
-    def _write(self, arrays: dict) -> None:
         tmp = self.path[:-4] + ".part.npz"
         try:
             with self._lock:
-                np.savez(tmp, **arrays)
+                np.savez(tmp, **out)
                 os.replace(tmp, self.path)
         except OSError:
             self.errors += 1
@@ -95,15 +94,15 @@ class InputRecorder:
     def _flush_async(self) -> None:
         if self._writer is not None and self._writer.is_alive():
             return                       # the previous write is still going: the next flush catches up
-        snap = self._snapshot()
-        self._writer = threading.Thread(target=self._write, args=(snap,), name="estimator_record", daemon=True)
+        self._writer = threading.Thread(target=self._write, args=(list(self._chunks), self._n, self.truncated),
+                                        name="estimator_record", daemon=True)
         self._writer.start()
 
     def close(self) -> None:
         """Write everything recorded so far (blocking)."""
         if self._writer is not None:
             self._writer.join()
-        self._write(self._snapshot())
+        self._write(list(self._chunks), self._n, self.truncated)
 
 
 def load_record(path: str) -> dict:
