@@ -53,8 +53,9 @@ class LegOdometryKF:
         a = np.asarray(accel_world_specific, float).reshape(3) - self.g * G_E3
         gate = self.p.get("accel_impact_gate_m_per_s2", 0.0)
         impact = 0.0
-        if gate > 0 and float(np.linalg.norm(a)) > gate:     # an impact sample: the kinematics decide
-            impact = (float(np.linalg.norm(a)) * dt) ** 2
+        a_norm = float(np.linalg.norm(a))
+        if 0 < gate < a_norm:                                 # an impact sample: the kinematics decide
+            impact = (a_norm * dt) ** 2
             a = np.zeros(3)
             self.impacts += 1
         F = self.F_base.copy()
