@@ -74,7 +74,8 @@ def write_initial_positions(joints: Dict[str, float], path: str | None = None) -
 def gz_imu_figures(overrides: dict | None = None) -> dict:
     """The MuJoCo node's IMU model (``imu.*`` of mujoco_sim_node_parameters.yaml, atlas_crawl_mujoco.sensors) as
     gz-sensors' per-sample gaussian noise: white noise std = density · √rate, turn-on bias std = the initial bias,
-    bias random walk = the Gauss-Markov ``dynamic_bias_stddev`` over :data:`GZ_BIAS_CORRELATION_TIME_S`."""
+    bias random walk = the Gauss-Markov ``dynamic_bias_stddev`` over :data:`GZ_BIAS_CORRELATION_TIME_S`; ``output``
+    (``imu.output``): ``mean`` adds the gz_plugins ImuMean plugin (the mean motion over the sample period)."""
     from atlas_crawl_controller.nodes import topics
     from atlas_crawl_mujoco.sensors import default_noise_params
     p = default_noise_params(overrides)
@@ -86,7 +87,7 @@ def gz_imu_figures(overrides: dict | None = None) -> dict:
         return {"stddev": p[f"imu.{kind}_{density}"] * rate ** 0.5, "bias_stddev": p[f"imu.{kind}_{initial}"],
                 "dynamic_bias_stddev": p[f"imu.{kind}_{walk}"],
                 "dynamic_bias_correlation_time_s": GZ_BIAS_CORRELATION_TIME_S}
-    return {"rate_hz": rate, "topic": topics.IMU,
+    return {"rate_hz": rate, "topic": topics.IMU, "output": p["imu.output"],
             "gyro": axis("gyro", "noise_density_rad_per_s_sqrt_hz", "bias_random_walk_rad_per_s2_sqrt_hz",
                          "bias_initial_rad_per_s"),
             "accel": axis("accel", "noise_density_m_per_s2_sqrt_hz", "bias_random_walk_m_per_s3_sqrt_hz",

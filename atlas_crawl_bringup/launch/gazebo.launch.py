@@ -14,7 +14,7 @@ Starts
   specs and files, written by atlas_crawl_bringup.gazebo_world: the same ground in both simulators), or on a
   user's ``world`` file; ``ros_gz_sim create`` (robot from /robot_description at the MuJoCo start height and
   orientation on that scene), ``ros_gz_bridge`` for /clock and the pelvis IMU (a gz imu sensor with the MuJoCo
-  node's noise model, ``/atlas/imu``),
+  node's noise model and, with ``imu_output:=mean`` (default), its mean-over-the-period output: ``/atlas/imu``),
 * with ``pose_source:=estimate``: the crawl controller plugin hosts the state estimator (the gz IMU through
   gz_ros2_control's sensor interfaces + the joint states, every update, as the MuJoCo node hosts it; initialised at
   the first ground-truth pose, the spawn pose) and publishes ``/odom`` and ``/state_estimator/pelvis_pose``, which
@@ -78,7 +78,8 @@ def _setup(context):
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
         controllers_overrides_file=controllers_gazebo,
-        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True, imu_file=write_imu_file(),
+        initial_positions_file=write_initial_positions(joints), pelvis_plugin=True,
+        imu_file=write_imu_file({"imu.output": LaunchConfiguration("imu_output").perform(context)}),
         pelvis_pose_rate_hz=LaunchConfiguration("pelvis_pose_rate_hz").perform(context))
 
     gz = launch.actions.ExecuteProcess(
@@ -149,6 +150,11 @@ def generate_launch_description():
             "estimator_record_path", default_value="",
             description="pose_source:=estimate, debugging: a .npz file recording what the plugin's hosted estimator is "
                         "fed (replay: lab/replay_estimator_record.py)"),
+        launch.actions.DeclareLaunchArgument(
+            "imu_output", default_value="mean", choices=["mean", "sample"],
+            description="what one pelvis IMU sample holds (the MuJoCo node's imu.output): mean = the mean motion over "
+                        "the sample period (gz_plugins ImuMean); sample = gz-sim's per-step value (DART's acceleration "
+                        "without the contact impulses)"),
         launch.actions.DeclareLaunchArgument(
             "pelvis_pose_rate_hz", default_value="100",
             description="ground-truth pelvis pose rate [Hz, sim time]; 100 = the MuJoCo node's pelvis_pose_rate_hz "

@@ -126,6 +126,15 @@ def test_the_gazebo_imu_carries_the_mujoco_noise_model(tmp_path):
         assert float(n.find("stddev").text) == pytest.approx(fig["gyro"]["stddev"])
         n = s.find(f"imu/linear_acceleration/{axis}/noise")
         assert float(n.find("dynamic_bias_stddev").text) == pytest.approx(fig["accel"]["dynamic_bias_stddev"])
+    # imu.output mean (the MuJoCo default): the ImuMean plugin averages over the sample period; sample: no plugin
+    (m,) = [pl for pl in r.findall("gazebo/plugin") if pl.get("name") == "atlas_crawl_gz_plugins::ImuMean"]
+    assert m.find("sensor_name").text == s.get("name") and m.find("link_name").text == "pelvis"
+    assert float(m.find("window_s").text) == pytest.approx(dt)
+    r = ET.fromstring(atlas_description.urdf_string(
+        ros2_control=True, sim="gazebo",
+        imu_file=write_imu_file({"imu.output": "sample"}, path=str(tmp_path / "imu_sample.yaml"))))
+    assert r.find("gazebo/sensor[@type='imu']") is not None
+    assert not [pl for pl in r.findall("gazebo/plugin") if pl.get("name") == "atlas_crawl_gz_plugins::ImuMean"]
     plain = ET.fromstring(atlas_description.urdf_string(ros2_control=True, sim="gazebo"))
     assert plain.find("gazebo/sensor") is None                 # no imu_file, no sensor
     with pytest.raises(FileNotFoundError):
