@@ -5,13 +5,14 @@ Gazebo).
     ros2 launch atlas_crawl_bringup gazebo.launch.py headless:=true pose_source:=estimate \\
         estimator_record_path:=/tmp/est.npz           # then a goal, e.g. graph_trial crawl "{cycles: 3}"
     python lab/replay_estimator_record.py /tmp/est.npz [--set leg.accel_noise_m_per_s2_sqrt_hz=2.0 ...]
-        [--stance recorded|all] [--imu recorded|fresh]
+        [--stance recorded|all] [--imu recorded|fresh] [--imu-check]
 
 Prints, for the live estimate (as recorded) and for the replay: the position error at the end in % of the
 Gaussian-smoothed ground-truth path (``pose_in``: the pose the plugin received, 100 Hz) and the yaw error per metre.
 With no ``--set`` and the recorded inputs the replay must reproduce the live estimate (checked: the largest
 difference is printed). ``--stance all``: every limb fed as in stance; ``--imu fresh``: an IMU sample equal to the
-previous update's is treated as missing (NaN: the estimator skips it) instead of integrated again.
+previous update's is treated as missing (NaN: the estimator skips it) instead of integrated again. ``--imu-check``: the
+IMU's velocity change over 0.4 s windows of motion against the ground truth's (median and p90 error).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from atlas_crawl_eval.estimator_eval import _parse_sets
 from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
+GRAVITY = 9.81
+
 
 def errors(est: np.ndarray, gt: np.ndarray) -> dict:
     ok = np.all(np.isfinite(est), axis=1) & np.all(np.isfinite(gt), axis=1)
@@ -37,6 +40,35 @@ def errors(est: np.ndarray, gt: np.ndarray) -> dict:
     dh = math.degrees((dh + math.pi) % (2 * math.pi) - math.pi)
     return dict(path_m=path, end_m=float(err[-1]), end_pct=100.0 * float(err[-1]) / max(path, 1e-9),
                 max_m=float(err.max()), yaw_deg=dh, yaw_deg_per_m=abs(dh) / max(path, 1e-9), rows=int(ok.sum()))
+
+
+def imu_consistency(r: dict, window_s: float = 0.4, half_s: float = 0.05, moving_m_per_s: float = 0.02):
+    """The recorded accelerometer against the received ground truth: over consecutive windows of ``window_s``, the
+    velocity change the IMU integrates to (R a_m - g e3 summed over the updates, R from the ground truth) against the
+    ground truth's (velocities from pose differences over ±``half_s``). Returns (windows where the pelvis moved,
+    their |error| in m/s) (issue 14: how far the simulator's IMU is from the motion it measures)."""
+    t, g = r["t"], r["pose_in"]
+    ok = np.all(np.isfinite(g), axis=1)
+    aw = np.zeros((len(t), 3))
+    for i in np.flatnonzero(ok):
+        aw[i] = quat_xyzw_to_R(g[i, 3:]) @ r["imu"][i, 3:] - np.array([0.0, 0.0, GRAVITY])
+    dv_imu = np.cumsum(aw * np.r_[0.0, np.diff(t)][:, None], axis=0)
+
+    def vel(x):
+        i0, i1 = np.searchsorted(t, x - half_s), min(np.searchsorted(t, x + half_s), len(t) - 1)
+        return (g[i1, :3] - g[i0, :3]) / max(t[i1] - t[i0], 1e-9)
+    dv_gt, err = [], []
+    edges = np.arange(t[0] + 1.0, t[-1] - 1.0, window_s)
+    for a, b in zip(edges[:-1], edges[1:]):
+        ia, ib = np.searchsorted(t, a), np.searchsorted(t, b)
+        if not (ok[ia] and ok[ib]):
+            continue
+        d = vel(b) - vel(a)
+        dv_gt.append(float(np.linalg.norm(d)))
+        err.append(float(np.linalg.norm(dv_imu[ib] - dv_imu[ia] - d)))
+    dv_gt, err = np.array(dv_gt), np.array(err)
+    moving = dv_gt > moving_m_per_s
+    return int(moving.sum()), err[moving]
 
 
 def replay(r: dict, sets: dict, stance: str = "recorded", imu: str = "recorded") -> np.ndarray:
@@ -65,6 +97,8 @@ def main(argv=None) -> int:
     ap.add_argument("--set", nargs="*", default=[], help="state estimator parameters, name=value")
     ap.add_argument("--stance", choices=("recorded", "all"), default="recorded")
     ap.add_argument("--imu", choices=("recorded", "fresh"), default="recorded")
+    ap.add_argument("--imu-check", action="store_true",
+                    help="also print the IMU's velocity change over 0.4 s windows against the ground truth's")
     a = ap.parse_args(argv)
     r = load_record(a.record)
     dt = np.diff(r["t"])
@@ -73,6 +107,10 @@ def main(argv=None) -> int:
           f"{dt.max() * 1e3:.1f} ms); IMU sample unchanged from the previous update in {100 * same.mean():.1f} % of "
           f"updates; expected stance all four in {100 * np.mean(np.all(r['stance'] > 0.5, axis=1)):.1f} %"
           f"{'; TRUNCATED' if bool(r['truncated']) else ''}")
+    if a.imu_check:
+        n, e = imu_consistency(r)
+        print(f"IMU velocity change over 0.4 s windows with motion ({n}): error vs ground truth median "
+              f"{np.median(e) if n else math.nan:.3f} m/s, p90 {np.percentile(e, 90) if n else math.nan:.3f} m/s")
     live = errors(r["estimate"], r["pose_in"])
     print(f"live estimate:  end {live['end_pct']:.2f} % of a {live['path_m']:.2f} m path (max {live['max_m']:.3f} m), "
           f"yaw {live['yaw_deg']:+.2f} deg ({live['yaw_deg_per_m']:.2f} deg/m)")
