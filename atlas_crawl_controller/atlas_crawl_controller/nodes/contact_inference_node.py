@@ -252,6 +252,8 @@ class ContactInferenceNode(ReleasingLifecycleNode):
             self._pub.publish(msg)
             self.published += 1
         except Exception as e:
+            if not self.context.ok():   # Ctrl-C / launch shutdown invalidated the publisher: a normal stop
+                return
             self.get_logger().error(f"estimation failed: {type(e).__name__}: {e}", throttle_duration_sec=1.0)
 
 
