@@ -704,7 +704,6 @@ class GaitSequencer:
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
         if pelvis_pose is not None:
             self._track_heading(run, pose)   # every tick: keeps the unwrapping increments small
-            self._track_placement(run, t, pose)
         fell = self._fall_tick(run, t, pelvis_pose, support, pose)
         if fell is not None:
             return fell
@@ -781,6 +780,8 @@ class GaitSequencer:
             run.steps.extend(more)
         if run.gen is not None and pose is not None:
             self._track_heading(run, pose)
+            if run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):    # the generator's placement feedback
+                run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=run.step_idx >= run.gen["n_pre"])
         if run.goal.kind == CRAWL_TO and run.step_idx < 0 and self._crawl_to_done(run, pose):
             out.outcome = self._finish("succeeded", "already within tolerance", t, pose)
             return out
@@ -835,13 +836,6 @@ class GaitSequencer:
         out.reference = self._reference(step, run.seq_sent)
         out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
         return out
-
-    @staticmethod
-    def _track_placement(run: "_Run", t: float, pose) -> None:
-        """The generator's placement feedback samples the measured pelvis every tick, as in the runner (the errors are
-        averaged over its window before each cycle's update); a CrawlTo run steers by its own law."""
-        if run.gen is not None and run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):
-            run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=run.step_idx >= run.gen["n_pre"])
 
     def _measured_stable(self, support):
         """True/False from a fresh support state, None when there is none (then the plan is trusted)."""
