@@ -36,7 +36,8 @@ time-based heading, its pattern kept turning at :math:`\omega` and the path's ra
 The pelvis also sways ±25° within a cycle (one period per cycle, a different phase at each limb's step), so the
 errors are the means over the last ``window_s`` of per-tick errors (:meth:`track`), not single samples; the
 generator updates at cycle starts with ``window_s`` = ``feedback.window_cycles`` (0.05) of a cycle: the heading and
-position at the cycle start, where the thesis measures heading, drift and turn (§4.1.3), not the cycle's means.
+position at the cycle start, where the thesis measures heading, drift and turn (§4.1.3), not the cycle's means (a
+turn on the spot: ``feedback.turn_window_cycles``, 1.0).
 Signs: a robot yawed left (:math:`\psi_m > \psi_d`) gets its pattern turned right; a robot left of its line
 (:math:`e\cdot n > 0`) crawling forward is steered right.
 """
