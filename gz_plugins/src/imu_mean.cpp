@@ -16,7 +16,8 @@
 //   angular velocity    (IMU frame) = the mean of the last T's world angular velocities, rotated by R_now^T
 // with T = <window_s> (the IMU's sample period; shorter while the history is shorter). gz-sensors then adds its noise
 // and gravity as before. The IMU must sit at the link origin (atlas_description's xacro puts it there).
-// SDF parameters: <link_name> (pelvis), <sensor_name> (imu), <window_s> (0.004).
+// SDF parameters: <link_name> (pelvis), <sensor_name> (imu), <window_s> (0.004; not finite and > 0: an error, and
+// the plugin does nothing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,16 +59,17 @@ public:
     link_name_ = sdf->Get<std::string>("link_name", link_name_).first;
     sensor_name_ = sdf->Get<std::string>("sensor_name", sensor_name_).first;
     window_s_ = sdf->Get<double>("window_s", window_s_).first;
-    if (!(window_s_ > 0.0) || !std::isfinite(window_s_)) {
-      gzerr << "[ImuMean] window_s must be finite and > 0 (got " << window_s_ << "): using 0.004\n";
-      window_s_ = 0.004;
-    }
     model_ = gz::sim::Model(entity);
+    if (!(window_s_ > 0.0) || !std::isfinite(window_s_)) {
+      gzerr << "[ImuMean] window_s must be finite and > 0 (got " << window_s_
+            << "): disabled, the IMU keeps gz-sim's values\n";
+      disabled_ = true;
+    }
   }
 
   void Update(const gz::sim::UpdateInfo & info, gz::sim::EntityComponentManager & ecm) override
   {
-    if (info.paused) {return;}
+    if (info.paused || disabled_) {return;}
     if (sensor_ == gz::sim::kNullEntity && !resolve(ecm)) {return;}
     const double t = std::chrono::duration<double>(info.simTime).count();
     gz::sim::Link link(link_);
@@ -142,6 +144,7 @@ private:
   std::deque<Sample> hist_;
   uint64_t updates_{0};
   bool warned_{false};
+  bool disabled_{false};
 };
 
 }  // namespace atlas_crawl_gz_plugins

@@ -2,6 +2,7 @@
 ground. Landing takes the box from √(2 g h) = 4.43 m/s down to rest, so the IMU's acceleration (specific force − g)
 summed over the samples from the end of the free fall on must come to +4.43 m/s. With ImuMean it must (within 10 %);
 gz-sim's own per-step value (DART's acceleration without the contact impulse) is printed beside it, not asserted.
+A window that is not finite and > 0 is reported and leaves gz-sim's values as they are.
 
 Skipped (reported as skipped) where gz-sim or the plugin is not installed — the embedded default.
 """
@@ -43,13 +44,14 @@ WORLD = """<?xml version="1.0"?>
 </sdf>
 """
 PLUGIN = """<plugin filename="atlas_crawl_gz_plugins" name="atlas_crawl_gz_plugins::ImuMean">
-        <link_name>pelvis</link_name><sensor_name>imu</sensor_name><window_s>0.004</window_s></plugin>"""
+        <link_name>pelvis</link_name><sensor_name>imu</sensor_name><window_s>{window_s}</window_s></plugin>"""
 
 
-def _drop(tmp_path, tag: str, with_plugin: bool):
+def _drop(tmp_path, tag: str, window_s=None):
     """Run the drop for 3 s of sim time; returns [(t, f_z)] of the IMU samples (gz.msgs.IMU as JSON)."""
     world = tmp_path / f"world_{tag}.sdf"
-    world.write_text(WORLD.format(z0=H_M + 0.15, tag=tag, plugin=PLUGIN if with_plugin else ""))
+    world.write_text(WORLD.format(z0=H_M + 0.15, tag=tag,
+                                  plugin="" if window_s is None else PLUGIN.format(window_s=window_s)))
     out = open(tmp_path / f"imu_{tag}.jsonl", "w")
     echo = subprocess.Popen(["gz", "topic", "-e", "-t", f"/test_imu_{tag}", "--json-output"], stdout=out,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -86,8 +88,8 @@ def _landing_dv(samples):
 
 def test_the_imu_reads_the_landing_impulse(tmp_path):
     plugin_or_skip()
-    mean = _drop(tmp_path, "mean", True)
-    raw = _drop(tmp_path, "raw", False)
+    mean = _drop(tmp_path, "mean", 0.004)
+    raw = _drop(tmp_path, "raw")
     assert len(mean) > 300 and len(raw) > 300, (len(mean), len(raw))
     v_land = math.sqrt(2 * G * H_M)
     dv_mean, dv_raw = _landing_dv(mean), _landing_dv(raw)
@@ -95,3 +97,11 @@ def test_the_imu_reads_the_landing_impulse(tmp_path):
           f"true {v_land:+.3f} m/s")
     assert dv_mean == pytest.approx(v_land, rel=0.10)
     assert mean[-1][1] == pytest.approx(G, abs=0.1)       # at rest: the specific force is gravity
+
+
+def test_a_bad_window_is_an_error_and_changes_nothing(tmp_path):
+    plugin_or_skip()
+    bad = _drop(tmp_path, "bad", -1.0)
+    raw = _drop(tmp_path, "raw")
+    assert "window_s must be finite and > 0" in (tmp_path / "gz_bad.log").read_text()
+    assert _landing_dv(bad) == pytest.approx(_landing_dv(raw), abs=0.05)    # gz-sim's own IMU values, untouched
