@@ -23,12 +23,13 @@ import numpy as np
 
 from atlas_crawl_controller.estimation.hosted import HostedEstimator
 from atlas_crawl_controller.estimation.recorder import load_record
+from atlas_crawl_controller.estimation.state_estimator import default_params
 from atlas_crawl_eval import metrics
 from atlas_crawl_eval.estimator_eval import _parse_sets
 from atlas_crawl_kinematics.rotations import quat_xyzw_to_R
 from atlas_crawl_kinematics.support import crawl_heading_rad
 
-GRAVITY = 9.81
+GRAVITY = default_params()["attitude.gravity_m_per_s2"]     # the estimator's gravity
 
 
 def errors(est: np.ndarray, gt: np.ndarray) -> dict:

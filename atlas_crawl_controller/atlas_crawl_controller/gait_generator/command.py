@@ -38,9 +38,14 @@ class CrawlCommand:
         return self
 
     @property
+    def turns_on_the_spot(self) -> bool:
+        """Only a yaw rate (vx = vy = 0, wz != 0)."""
+        return self.vx_m_per_s == 0.0 and self.vy_m_per_s == 0.0 and self.wz_rad_per_s != 0.0
+
+    @property
     def turns_right_on_the_spot(self) -> bool:
         """Only a clockwise yaw rate (vx = vy = 0, wz < 0)."""
-        return self.vx_m_per_s == 0.0 and self.vy_m_per_s == 0.0 and self.wz_rad_per_s < 0.0
+        return self.turns_on_the_spot and self.wz_rad_per_s < 0.0
 
     @property
     def is_zero(self) -> bool:

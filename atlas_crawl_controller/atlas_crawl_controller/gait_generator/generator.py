@@ -83,11 +83,6 @@ def p_every(g) -> int:
     return int(g.p["feedback.every_cycles"]) * g.seq.steps_per_cycle
 
 
-def _on_the_spot(cmd) -> bool:
-    """A turn without translation (its feedback holds a point instead of a line)."""
-    return cmd.vx_m_per_s == 0.0 and cmd.vy_m_per_s == 0.0 and cmd.wz_rad_per_s != 0.0
-
-
 class CrawlGaitGenerator:
     """Args: contacts0 (4, 3) world LW, RW, LK, RK in stance; com0_xy; heading0_rad (pattern heading, +x body);
     command (:class:`.CrawlCommand`); cycles; params: overrides of config/gait_generator_parameters.yaml.
@@ -119,7 +114,7 @@ class CrawlGaitGenerator:
                                           p["feedback.max_heading_step_rad"], p["feedback.max_position_step_m"],
                                           p["feedback.max_total_position_m"],
                                           window_s=self.seq.cycle_s * (p["feedback.turn_window_cycles"]
-                                                                       if _on_the_spot(command)
+                                                                       if command.turns_on_the_spot
                                                                        else p["feedback.window_cycles"]),
                                           pivot_xy=self.placement.r0)
         self.steps_per_cycle = self.seq.steps_per_cycle
