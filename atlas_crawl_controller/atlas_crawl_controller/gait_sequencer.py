@@ -748,6 +748,8 @@ class GaitSequencer:
                 step = run.steps[run.step_idx]
                 run.cycle, run.kf_index = step.cycle, step.index
                 run.waiting_support_since = None
+                if run.gen is not None and run.step_idx == run.gen["n_pre"]:
+                    self._track_generator(run, t, pose, moving=True)    # the gait starts moving
                 out.reference = self._queue_next(run, step, t, support)
                 out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
                 return out
@@ -780,8 +782,7 @@ class GaitSequencer:
             run.steps.extend(more)
         if run.gen is not None and pose is not None:
             self._track_heading(run, pose)
-            if run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):    # the generator's placement feedback
-                run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=run.step_idx >= run.gen["n_pre"])
+            self._track_generator(run, t, pose, moving=nxt >= run.gen["n_pre"])
         if run.goal.kind == CRAWL_TO and run.step_idx < 0 and self._crawl_to_done(run, pose):
             out.outcome = self._finish("succeeded", "already within tolerance", t, pose)
             return out
@@ -1075,6 +1076,13 @@ class GaitSequencer:
         g["cmd"] = None
         g["reversals"] = g.get("reversals", 0) + 1
         return 0
+
+    @staticmethod
+    def _track_generator(run: _Run, t: float, pose, moving: bool) -> None:
+        """The generator's placement feedback records the measured pelvis (:meth:`CrawlGaitGenerator.track`; its
+        reference pose is the one where the gait starts moving, after the reposition). CrawlTo has its own law."""
+        if run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):
+            run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=moving)
 
     @staticmethod
     def _track_heading(run: _Run, pose) -> None:

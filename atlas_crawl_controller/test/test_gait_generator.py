@@ -81,9 +81,10 @@ def test_heading_correction_sign():
     for err, sign in ((0.05, -1), (-0.05, +1)):
         g = gen(CrawlCommand(0.035, 0, 0))
         k1 = g.steps_per_cycle                                  # first step of cycle 1
-        g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold: feedback starts
+        g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold
+        g.observe(g.seq.t_start_s, [0, 0, 0.5], Rz(0.0))        # moving: the feedback's reference pose
         th_nominal = g.ref[k1 + 1][1]
-        for t in np.arange(g.seq.t_start_s, g.seq.step_start_s(k1), 0.1):
+        for t in np.arange(g.seq.t_start_s + 0.1, g.seq.step_start_s(k1), 0.1):
             g.observe(float(t), [0.0, 0.0, 0.5], Rz(err))      # yawed by err during cycle 0
             assert g.ref[k1 + 1][1] == th_nominal              # no update within the cycle
         g.observe(g.seq.step_start_s(k1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
@@ -111,6 +112,45 @@ def test_the_sequencer_and_the_sampling_runner_apply_one_feedback_law():
         for k in range(k1, a.n_steps + 1):
             assert np.allclose(a.contacts[k], b.contacts[k]) and np.allclose(a.ref[k][0], b.ref[k][0])
             assert a.ref[k][1] == pytest.approx(b.ref[k][1])
+
+
+def test_the_feedback_reference_is_the_pose_where_the_gait_starts_moving():
+    """A host that first repositions the contacts (moving=False) turns the pelvis; the heading and line to hold are
+    those of the first moving tick, so a robot that then holds them gets no correction."""
+    g = gen(CrawlCommand(0.035, 0, 0), cycles=3)
+    g.track(0.0, [0.0, 0.0], Rz(0.0), moving=False)                 # goal start: heading 0
+    g.track(5.0, [0.02, 0.03], Rz(0.1), moving=False)               # the reposition turned it 0.1 rad
+    for t in np.arange(5.0, 5.0 + g.seq.cycle_s, 0.05):          # then crawls on that heading and line
+        g.track(float(t), [0.02 + 0.035 * (t - 5.0) * math.cos(0.1), 0.03 + 0.035 * (t - 5.0) * math.sin(0.1)],
+                Rz(0.1))
+    fb = g.feedback
+    assert fb.psi0 == pytest.approx(0.1)
+    dtheta, phi, _ = fb.update(1.0)
+    assert dtheta == pytest.approx(0.0, abs=1e-12) and phi == pytest.approx(0.0, abs=1e-9)
+    g.track(100.0, [np.nan, 0.0], Rz(0.2))                          # non-finite: no restart, nothing recorded
+    assert fb.psi0 == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("k_i", [0.0, 0.15])
+def test_heading_integral_gain_learns_a_gait_that_turns_by_itself(k_i):
+    """Plant: the pelvis heading follows the pattern's yaw and turns by d more each cycle. heading_gain alone holds
+    it at the offset -d / k_psi; the integral term takes the offset out."""
+    d, k_psi = math.radians(1.0), 0.5
+    fb = PlacementFeedback(heading_gain=k_psi, lateral_gain_rad_per_m=0.0, max_heading_step_rad=0.05,
+                           heading_integral_gain=k_i, window_s=0.5)
+    fb.start([0.0, 0.0], Rz(0.0))
+    psi, prev = 0.0, 0.0
+    for k in range(60):
+        psi += d + (fb.dtheta - prev)
+        prev = fb.dtheta
+        fb.track(k + 1.0, 1.0, [0.0, 0.0], Rz(psi))
+        fb.update(0.0)
+    if k_i == 0.0:
+        assert psi == pytest.approx(d / k_psi, rel=1e-3)
+    else:
+        assert abs(psi) < 1e-3 * d
+    with pytest.raises(ValueError):
+        PlacementFeedback(heading_integral_gain=-0.1)
 
 
 def test_lateral_correction_sign():
