@@ -1080,7 +1080,7 @@ class GaitSequencer:
     @staticmethod
     def _track_generator(run: _Run, t: float, pose, moving: bool) -> None:
         """The generator's placement feedback records the measured pelvis (:meth:`CrawlGaitGenerator.track`; its
-        reference pose is the one where the gait starts moving, after the reposition). CrawlTo has its own law."""
+        desired pose advances from the tick the gait starts moving, after the reposition). CrawlTo has its own law."""
         if run.goal.kind != CRAWL_TO and np.all(np.isfinite(pose)):
             run.gen["gen"].track(t, pose[:2], quat_xyzw_to_R(pose[3:7]), moving=moving)
 

@@ -81,10 +81,9 @@ def test_heading_correction_sign():
     for err, sign in ((0.05, -1), (-0.05, +1)):
         g = gen(CrawlCommand(0.035, 0, 0))
         k1 = g.steps_per_cycle                                  # first step of cycle 1
-        g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold
-        g.observe(g.seq.t_start_s, [0, 0, 0.5], Rz(0.0))        # moving: the feedback's reference pose
+        g.observe(0.0, [0, 0, 0.5], Rz(0.0))                    # start hold: feedback starts
         th_nominal = g.ref[k1 + 1][1]
-        for t in np.arange(g.seq.t_start_s + 0.1, g.seq.step_start_s(k1), 0.1):
+        for t in np.arange(g.seq.t_start_s, g.seq.step_start_s(k1), 0.1):
             g.observe(float(t), [0.0, 0.0, 0.5], Rz(err))      # yawed by err during cycle 0
             assert g.ref[k1 + 1][1] == th_nominal              # no update within the cycle
         g.observe(g.seq.step_start_s(k1) + 1e-3, [0.0, 0.0, 0.5], Rz(err))
@@ -114,21 +113,18 @@ def test_the_sequencer_and_the_sampling_runner_apply_one_feedback_law():
             assert a.ref[k][1] == pytest.approx(b.ref[k][1])
 
 
-def test_the_feedback_reference_is_the_pose_where_the_gait_starts_moving():
-    """A host that first repositions the contacts (moving=False) turns the pelvis; the heading and line to hold are
-    those of the first moving tick, so a robot that then holds them gets no correction."""
-    g = gen(CrawlCommand(0.035, 0, 0), cycles=3)
-    g.track(0.0, [0.0, 0.0], Rz(0.0), moving=False)                 # goal start: heading 0
-    g.track(5.0, [0.02, 0.03], Rz(0.1), moving=False)               # the reposition turned it 0.1 rad
-    for t in np.arange(5.0, 5.0 + g.seq.cycle_s, 0.05):          # then crawls on that heading and line
-        g.track(float(t), [0.02 + 0.035 * (t - 5.0) * math.cos(0.1), 0.03 + 0.035 * (t - 5.0) * math.sin(0.1)],
-                Rz(0.1))
+def test_the_desired_pose_advances_from_where_the_gait_starts_moving():
+    """A host that first repositions the contacts (moving=False, 6 s) does not owe the command's turn over that time:
+    the desired heading starts at the goal's start heading when the gait starts moving, then advances."""
+    g = gen(CrawlCommand(0.0, 0.0, 0.1), cycles=3)
+    g.track(0.0, [0.0, 0.0], Rz(0.0), moving=False)                 # goal start: the reference
+    g.track(6.0, [0.02, 0.03], Rz(0.1), moving=True)                # after the reposition the gait starts moving
     fb = g.feedback
-    assert fb.psi0 == pytest.approx(0.1)
-    dtheta, phi, _ = fb.update(1.0)
-    assert dtheta == pytest.approx(0.0, abs=1e-12) and phi == pytest.approx(0.0, abs=1e-9)
-    g.track(100.0, [np.nan, 0.0], Rz(0.2))                          # non-finite: no restart, nothing recorded
-    assert fb.psi0 == pytest.approx(0.1)
+    assert fb.psi0 == pytest.approx(0.0) and fb.psi_d == pytest.approx(0.0)
+    g.track(7.0, [0.02, 0.03], Rz(0.2))
+    assert fb.psi_d == pytest.approx(0.1)
+    g.track(8.0, [np.nan, 0.0], Rz(0.3))                            # non-finite: nothing recorded
+    assert fb.psi_d == pytest.approx(0.1)
 
 
 @pytest.mark.parametrize("k_i", [0.0, 0.15])

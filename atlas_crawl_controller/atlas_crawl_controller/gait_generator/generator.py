@@ -140,7 +140,7 @@ class CrawlGaitGenerator:
         self._T = T
         self.observed = -1          # last step index observed (−1: the start hold)
         self._t_last = None
-        self._moving = False        # the first moving tick restarts the feedback's reference (see track)
+        self._moving = False        # the desired pose advances from the first moving tick (see track)
         self._plan_from(0)
 
     # ------------------------------------------------------------------------------------------------ command
@@ -325,15 +325,15 @@ class CrawlGaitGenerator:
     def track(self, t: float, pelvis_xy, pelvis_R, moving: bool = True) -> None:
         """Every tick: record the errors of the measured pelvis at host time ``t`` (see :class:`.PlacementFeedback`);
         the desired pose advances by the command only while ``moving`` (not in a start hold). Non-finite
-        measurements are skipped. The first moving tick restarts the feedback's reference pose there: a host that
-        first repositions the contacts (the gait sequencer from a key-frame stance) turns the pelvis by several degrees
-        (measured +6.5°), which the feedback would otherwise turn back while crawling."""
+        measurements are skipped. The desired pose starts to advance at the first moving tick: a host that first
+        repositions the contacts (the gait sequencer from a key-frame stance, ~6 s) does not owe the command's motion
+        over that time (before session 22 a turn's desired heading started that far ahead). The reference itself stays
+        the pose of the first tick, where the goal started and the pattern's heading was taken."""
         c = self.cmd
         dt = 0.0 if self._t_last is None else max(0.0, t - self._t_last)
         self._t_last = t
-        if moving and not self._moving and np.all(np.isfinite(pelvis_xy)) and np.all(np.isfinite(pelvis_R)):
+        if moving and not self._moving:
             self._moving = True
-            self.feedback.start(pelvis_xy, pelvis_R)
             dt = 0.0
         if moving:
             self.feedback.track(t, dt, pelvis_xy, pelvis_R, c.vx_m_per_s, c.vy_m_per_s, c.wz_rad_per_s)
