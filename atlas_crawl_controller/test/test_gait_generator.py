@@ -127,28 +127,6 @@ def test_the_desired_pose_advances_from_where_the_gait_starts_moving():
     assert fb.psi_d == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("k_i", [0.0, 0.15])
-def test_heading_integral_gain_learns_a_gait_that_turns_by_itself(k_i):
-    """Plant: the pelvis heading follows the pattern's yaw and turns by d more each cycle. heading_gain alone holds
-    it at the offset -d / k_psi; the integral term takes the offset out."""
-    d, k_psi = math.radians(1.0), 0.5
-    fb = PlacementFeedback(heading_gain=k_psi, lateral_gain_rad_per_m=0.0, max_heading_step_rad=0.05,
-                           heading_integral_gain=k_i, window_s=0.5)
-    fb.start([0.0, 0.0], Rz(0.0))
-    psi, prev = 0.0, 0.0
-    for k in range(60):
-        psi += d + (fb.dtheta - prev)
-        prev = fb.dtheta
-        fb.track(k + 1.0, 1.0, [0.0, 0.0], Rz(psi))
-        fb.update(0.0)
-    if k_i == 0.0:
-        assert psi == pytest.approx(d / k_psi, rel=1e-3)
-    else:
-        assert abs(psi) < 1e-3 * d
-    with pytest.raises(ValueError):
-        PlacementFeedback(heading_integral_gain=-0.1)
-
-
 def test_lateral_correction_sign():
     fb = PlacementFeedback(heading_gain=0.0, lateral_gain_rad_per_m=2.0)
     fb.start([0, 0], Rz(0))

@@ -5,11 +5,7 @@ At the start of step ``k`` with measured heading :math:`\psi_m`, desired :math:`
 measured pelvis position :math:`p_m` against the desired :math:`p_d` (the command integrated in the world), the
 corrections are integral in the step index (the pattern yaw is a position command, the slip an unknown drift):
 
-.. math:: \Delta\theta_k = \Delta\theta_{k-1} - \mathrm{sat}(k_\psi e_k + k_i \textstyle\sum_{j\le k} e_j),\quad
-          e_k = \mathrm{wrap}(\psi_m - \psi_d)
-
-(:math:`k_i` = 0: integral in the step index alone, which holds a gait that turns by itself at an offset; :math:`k_i`
-> 0 learns that turn.)
+.. math:: \Delta\theta_k = \Delta\theta_{k-1} - \mathrm{sat}(k_\psi\,\mathrm{wrap}(\psi_m - \psi_d))
 
 The pelvis of the crawling robot twists against its contact pattern (measured: ~14° in the first cycle), so holding
 the pelvis heading turns the pattern, and travel along the pattern would cross the desired line. The direction of
@@ -74,15 +70,13 @@ class PlacementFeedback:
 
     def __init__(self, heading_gain=0.5, lateral_gain_rad_per_m=2.0, max_steer_rad=0.2, position_gain=0.3,
                  max_heading_step_rad=0.05, max_position_step_m=0.02, max_total_position_m=0.15,
-                 window_s: float = 5.6, pivot_xy=None, heading_integral_gain=0.0):
+                 window_s: float = 5.6, pivot_xy=None):
         vals = (heading_gain, lateral_gain_rad_per_m, max_steer_rad, position_gain, max_heading_step_rad,
-                max_position_step_m, max_total_position_m, heading_integral_gain)
+                max_position_step_m, max_total_position_m)
         if not all(math.isfinite(v) and v >= 0 for v in vals):
             raise ValueError("feedback gains and limits must be finite and >= 0")
         self.k_psi, self.k_phi, self.max_phi, self.k_p = heading_gain, lateral_gain_rad_per_m, max_steer_rad, position_gain
         self.max_dpsi, self.max_dp, self.max_p = max_heading_step_rad, max_position_step_m, max_total_position_m
-        self.k_i = heading_integral_gain
-        self.sum_psi = 0.0      # Σ heading errors of the updates (the rate integrator; bounded, see _heading_step)
         self.started = False
         self.dtheta = 0.0
         self.phi = 0.0
@@ -103,8 +97,6 @@ class PlacementFeedback:
         self.psi_d = self.psi0
         self.dtheta, self.delta = 0.0, np.zeros(2)
         self._arc = None
-        self._buf = []
-        self.sum_psi = 0.0
         self.started = True
 
     def advance_desired(self, vx, vy, wz, dt) -> None:
@@ -179,7 +171,7 @@ class PlacementFeedback:
         b = np.array(self._buf)
         e_psi = float(np.mean(b[:, 1]))
         e = b[:, 2:4].mean(axis=0)
-        self.dtheta -= self._heading_step(e_psi)
+        self.dtheta -= float(np.clip(self.k_psi * e_psi, -self.max_dpsi, self.max_dpsi))
         t = np.array([math.cos(self.psi_d), math.sin(self.psi_d)])
         n = np.array([-t[1], t[0]])
         e_t, e_n = float(e @ t), float(e @ n)
@@ -200,15 +192,6 @@ class PlacementFeedback:
         self.log.append((e_psi, e_n, e_t, self.dtheta, self.phi, *self.delta))
         return self.dtheta, self.phi, self.delta.copy()
 
-    def _heading_step(self, e_psi: float) -> float:
-        """The pattern yaw increment sat(k_ψ e + k_i Σe): the k_i term learns a steady turning of the gait (a
-        per-cycle yaw disturbance d, which k_ψ alone holds at an offset e = d / k_ψ); Σe is bounded so that the k_i
-        term alone stays within one step (anti-windup)."""
-        if self.k_i > 0.0:
-            lim = self.max_dpsi / self.k_i
-            self.sum_psi = float(np.clip(self.sum_psi + e_psi, -lim, lim))
-        return float(np.clip(self.k_psi * e_psi + self.k_i * self.sum_psi, -self.max_dpsi, self.max_dpsi))
-
     def _update_arc(self, rows, travel_sign: float):
         """:meth:`update` on an arc: the window's errors against the circle (each sample in its own path frame; no
         re-sync, the errors are already taken at the nearest point of the path)."""
@@ -217,7 +200,7 @@ class PlacementFeedback:
         c, s = np.cos(b[:, 4]), np.sin(b[:, 4])
         e_t = float(np.mean(b[:, 2] * c + b[:, 3] * s))
         e_n = float(np.mean(-b[:, 2] * s + b[:, 3] * c))
-        self.dtheta -= self._heading_step(e_psi)
+        self.dtheta -= float(np.clip(self.k_psi * e_psi, -self.max_dpsi, self.max_dpsi))
         sign = travel_sign if travel_sign != 0.0 else 1.0
         self.phi = -math.copysign(1.0, sign) * float(np.clip(self.k_phi * e_n, -self.max_phi, self.max_phi))
         self.log.append((e_psi, e_n, e_t, self.dtheta, self.phi, *self.delta))

@@ -116,8 +116,7 @@ class CrawlGaitGenerator:
                                           window_s=self.seq.cycle_s * (p["feedback.turn_window_cycles"]
                                                                        if command.turns_on_the_spot
                                                                        else p["feedback.window_cycles"]),
-                                          pivot_xy=self.placement.r0,
-                                          heading_integral_gain=p["feedback.heading_integral_gain"])
+                                          pivot_xy=self.placement.r0)
         self.steps_per_cycle = self.seq.steps_per_cycle
         self.n_steps = self.steps_per_cycle * self.cycles
         self.duration_s = self.seq.step_start_s(self.n_steps)
