@@ -108,11 +108,11 @@ def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> Atlas
 
 
 def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0,
-              radius_m: float = math.inf, monitor=None) -> dict:
+              radius_m: float = math.inf, monitor=None, video=None) -> dict:
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
     settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same).
     ``monitor(sim, cycle, period_s)``, optional: called every physics step of the gait (the robustness matrix's
-    pushes and ceiling monitor)."""
+    pushes and ceiling monitor). ``video``: an mp4 path to film the trial."""
     model = robot_model()
     sim = make_sim(getattr(a, "scene", ""), getattr(a, "disturbance", "none"), seed)
     home, _ = start_stance(sim, model, nominal=NOMINAL)
@@ -142,7 +142,7 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
     t = time.perf_counter()
     t_gait0 = sim.time
     arr, st, summ = track(sim, model, gen, cfg, home, gait_name=f"gen_{mode}", seed=seed, quiet=quiet,
-                          on_tick=on_tick if feed is not None or monitor is not None else None)
+                          on_tick=on_tick if feed is not None or monitor is not None else None, video=video)
     beh = {"forward": "crawl_forward", "backward": "crawl_backward", "arc": "crawl_forward",
            "turn": "turn_left" if a.wz > 0 else "turn_right"}[mode]
     em = eval_metrics(arr, beh)
@@ -259,12 +259,22 @@ def main(argv=None) -> int:
         params.update({"feedback.heading_gain": 0.0, "feedback.lateral_gain_rad_per_m": 0.0, "feedback.position_gain": 0.0})
     if any(r == 0 or not math.isfinite(r) for r in a.radius_m):
         ap.error("--radius-m: radii must be finite and non-zero")
+    if a.video:
+        from atlas_crawl_mujoco.render import select_gl_backend
+        if select_gl_backend() is None:
+            ap.error("--video: no offscreen GL backend (tried egl, osmesa)")
     rows = []
+    out = Path(a.out)
     for mode in a.modes:
         pm, am = gait_params(mode, a, params)
         for radius in (a.radius_m if mode == "arc" else [math.inf]):
             for i in range(a.trials):
-                r = run_trial(mode, am, a.seed + i, pm, noise_rad=a.noise_rad if i > 0 else 0.0, radius_m=radius)
+                video = None
+                if a.video:
+                    out.mkdir(parents=True, exist_ok=True)
+                    video = str(out / f"{mode}_seed{a.seed + i}{'' if math.isinf(radius) else f'_r{radius:g}'}.mp4")
+                r = run_trial(mode, am, a.seed + i, pm, noise_rad=a.noise_rad if i > 0 else 0.0, radius_m=radius,
+                              video=video)
                 rows.append(r)
                 arc = (f" arc radius {r['arc_radius_m']:.3f} m for {r['radius_target_m']:.2f} m "
                        f"({r['arc_radius_error_pct']:+.1f} %)," if mode == "arc" else "")
@@ -295,7 +305,6 @@ def main(argv=None) -> int:
             print(f"| {radius:g} | {np.mean([r['arc_radius_m'] for r in rs]):.3f} | {np.mean(err):+.1f} "
                   f"({max(err, key=abs):+.1f}) | {np.mean([r['velocity_m_s'] for r in rs]):.4f} | "
                   f"{sum(r['fell'] for r in rs)}/{len(rs)} | within 5 % |")
-    out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "gen_crawl.json").write_text(json.dumps(dict(args=vars(a), params=params, rows=rows), indent=1,
                                                    default=str), encoding="utf-8")

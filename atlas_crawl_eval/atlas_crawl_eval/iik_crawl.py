@@ -660,7 +660,7 @@ def add_track_args(ap):
                     help="comma-separated joints whose servo sag is integrated, or 'all'")
     ap.add_argument("--hold", choices=["planned", "touchdown"], default=_D["stance_hold"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--video", action="store_true")
+    ap.add_argument("--video", action="store_true", help="film the run (gen_crawl: one mp4 per trial in --out)")
 
 
 def write_outputs(out: Path, arr, st, summ, row, title, behaviour="crawl_forward", command=None):

@@ -77,3 +77,14 @@ def test_progress_along_the_commanded_direction_flags_a_crawl_that_went_the_wron
         v, wrong = progress_along(mode, -0.3, 0.5)
         assert math.isnan(v) and not wrong
     assert progress_along("forward", float("nan"), 0.5)[1] is True
+
+
+def test_video_films_every_trial(tmp_path):
+    """``--video`` writes one mp4 per trial (it used to be accepted and ignored)."""
+    from atlas_crawl_mujoco.render import select_gl_backend
+    if select_gl_backend() is None:
+        pytest.skip("no offscreen GL backend")
+    from atlas_crawl_eval.gen_crawl import main
+    assert main(["--modes", "forward", "--cycles", "1", "--trials", "1", "--video", "--out", str(tmp_path)]) == 0
+    mp4 = tmp_path / "forward_seed0.mp4"
+    assert mp4.is_file() and mp4.stat().st_size > 10_000
