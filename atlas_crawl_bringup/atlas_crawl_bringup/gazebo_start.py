@@ -15,6 +15,7 @@ file uses :func:`start_state` so both simulators start from the same pose:
 """
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from typing import Dict, Tuple
@@ -71,32 +72,42 @@ def write_initial_positions(joints: Dict[str, float], path: str | None = None) -
     return path
 
 
-def gz_imu_figures(overrides: dict | None = None) -> dict:
+def gz_imu_figures(overrides: dict | None = None, publish_rate_hz: float | None = None) -> dict:
     """The MuJoCo node's IMU model (``imu.*`` of mujoco_sim_node_parameters.yaml, atlas_crawl_mujoco.sensors) as
     gz-sensors' per-sample gaussian noise: white noise std = density · √rate, turn-on bias std = the initial bias,
     bias random walk = the Gauss-Markov ``dynamic_bias_stddev`` over :data:`GZ_BIAS_CORRELATION_TIME_S`; ``output``
-    (``imu.output``): ``mean`` adds the gz_plugins ImuMean plugin (the mean motion over the sample period)."""
+    (``imu.output``): ``mean`` adds the gz_plugins ImuMean plugin (the mean motion over the sample period).
+    ``publish_rate_hz`` (``mean`` only; default ``imu.rate_hz``): how often gz publishes that mean, each time over
+    the last sample period (a sliding window, same noise), so a reader at ``imu.rate_hz`` whose read and the
+    asynchronous gz message cross gets a window shifted by one publish period instead of a repeated or lost one."""
     from atlas_crawl_controller.nodes import topics
     from atlas_crawl_mujoco.sensors import default_noise_params
     p = default_noise_params(overrides)
     rate = float(p["imu.rate_hz"])
     if rate <= 0:
         raise ValueError("gz_imu_figures: imu.rate_hz is 0 (no IMU); the Gazebo IMU needs a rate")
+    pub = rate if publish_rate_hz is None else float(publish_rate_hz)
+    if not (math.isfinite(pub) and pub >= rate):
+        raise ValueError(f"gz_imu_figures: publish_rate_hz must be finite and >= imu.rate_hz ({rate:g}), got {pub!r}")
+    if pub != rate and p["imu.output"] != "mean":
+        raise ValueError("gz_imu_figures: publish_rate_hz above imu.rate_hz needs imu.output mean (a sliding mean); "
+                         "with sample each message is one physics step")
 
     def axis(kind, density, walk, initial):
         return {"stddev": p[f"imu.{kind}_{density}"] * rate ** 0.5, "bias_stddev": p[f"imu.{kind}_{initial}"],
                 "dynamic_bias_stddev": p[f"imu.{kind}_{walk}"],
                 "dynamic_bias_correlation_time_s": GZ_BIAS_CORRELATION_TIME_S}
-    return {"rate_hz": rate, "topic": topics.IMU, "output": p["imu.output"],
+    return {"rate_hz": rate, "publish_rate_hz": pub, "topic": topics.IMU, "output": p["imu.output"],
             "gyro": axis("gyro", "noise_density_rad_per_s_sqrt_hz", "bias_random_walk_rad_per_s2_sqrt_hz",
                          "bias_initial_rad_per_s"),
             "accel": axis("accel", "noise_density_m_per_s2_sqrt_hz", "bias_random_walk_m_per_s3_sqrt_hz",
                           "bias_initial_m_per_s2")}
 
 
-def write_imu_file(overrides: dict | None = None, path: str | None = None) -> str:
+def write_imu_file(overrides: dict | None = None, path: str | None = None,
+                   publish_rate_hz: float | None = None) -> str:
     """Write the xacro ``imu_file`` YAML ({imu: :func:`gz_imu_figures`}); returns its path."""
-    fig = gz_imu_figures(overrides)
+    fig = gz_imu_figures(overrides, publish_rate_hz)
     if path is None:
         fd, path = tempfile.mkstemp(prefix="atlas_imu_", suffix=".yaml")
         os.close(fd)

@@ -141,6 +141,19 @@ def test_the_gazebo_imu_carries_the_mujoco_noise_model(tmp_path):
         atlas_description.urdf_string(sim="gazebo", imu_file=str(tmp_path / "missing.yaml"))
     with pytest.raises(ValueError, match="rate"):
         gz_imu_figures({"imu.rate_hz": 0.0})
+    # published faster than its period (a sliding mean): the sensor's update rate, the same window and noise
+    fast = ET.fromstring(atlas_description.urdf_string(ros2_control=True, sim="gazebo", imu_file=write_imu_file(
+        path=str(tmp_path / "imu_fast.yaml"), publish_rate_hz=1000.0)))
+    s = fast.find("gazebo/sensor[@type='imu']")
+    assert float(s.find("update_rate").text) == pytest.approx(1000.0)
+    assert float(s.find("imu/angular_velocity/x/noise/stddev").text) == pytest.approx(fig["gyro"]["stddev"])
+    (m,) = [pl for pl in fast.findall("gazebo/plugin") if pl.get("name") == "atlas_crawl_gz_plugins::ImuMean"]
+    assert float(m.find("window_s").text) == pytest.approx(dt)
+    for bad, why in ((100.0, ">= imu.rate_hz"), (math.nan, "finite"), (math.inf, "finite")):
+        with pytest.raises(ValueError, match=why):
+            gz_imu_figures(None, bad)
+    with pytest.raises(ValueError, match="needs imu.output mean"):
+        gz_imu_figures({"imu.output": "sample"}, 1000.0)
 
 
 def test_the_estimate_is_hosted_by_the_controller_plugin(tmp_path):
