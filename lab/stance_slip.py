@@ -13,7 +13,6 @@ coordinates (the runner does not re-sync it; the gait sequencer does), so the mi
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
 
@@ -55,33 +54,16 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.cycles < 1:
         ap.error("--cycles must be >= 1")
-    from atlas_crawl_controller.gait_generator import CrawlGaitGenerator
     from atlas_crawl_eval import gen_crawl as gc
-    from atlas_crawl_eval.iik_crawl import NOMINAL, robot_model, start_stance, track
     g = gc.parser().parse_args(["--modes", a.mode, "--cycles", str(a.cycles), "--scene", a.scene,
                                 "--terrain", a.terrain])
     try:
         pm, ga = gc.gait_params(a.mode, g, {})
-        sim = gc.make_sim(ga.scene, "none", 0)
+        row, arr, gen, t_plan0 = gc.run_trial(a.mode, ga, 0, pm, with_log=True)
     except ValueError as e:
         ap.error(str(e))
-    model = robot_model()
-    home, _ = start_stance(sim, model, nominal=NOMINAL)
-    gen = CrawlGaitGenerator(sim.contact_site_pos(), sim.com()[:2], 0.0, gc.command_for(a.mode, ga.vx, ga.wz,
-                                                                                        math.inf), a.cycles, pm)
-    feed = gc.HeightMapFeed(sim) if a.terrain == "map" else None
-
-    def on_tick(s):
-        hm = feed.poll()
-        if hm is not None:
-            gen.use_map(hm, s.time)
-    if feed is not None:
-        on_tick(sim)
-    cfg = gc.track_config_from_args(ga)
-    t_plan0 = sim.time + cfg.rest_s            # track() rests cfg.rest_s before the plan starts
-    arr, _st, summ = track(sim, model, gen, cfg, home, quiet=True, on_tick=on_tick if feed is not None else None)
     rows = slip_rows(arr, lambda t: gen.sample(t - t_plan0).targets, [LIMBS.index(x) for x in a.limbs])
-    print(f"{a.mode} on {a.scene} ({a.terrain}), {a.cycles} cycles, fell {summ['fell']}; times from the plan's start")
+    print(f"{a.mode} on {a.scene} ({a.terrain}), {a.cycles} cycles, fell {row['fell']}; times from the plan's start")
     print("limb  stance [s]        miss [m]  slip [m]  path [m]  z [m]          in touch")
     for r in rows:
         print(f"{r['limb']:4s}  {r['t0_s'] - t_plan0:6.2f}-{r['t1_s'] - t_plan0:6.2f}  {r['miss_m']:8.3f}  "

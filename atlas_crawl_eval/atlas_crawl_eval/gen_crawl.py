@@ -108,11 +108,12 @@ def make_sim(scene: str = "", disturbance: str = "none", seed: int = 0) -> Atlas
 
 
 def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: float = 0.0,
-              radius_m: float = math.inf, monitor=None, video=None) -> dict:
+              radius_m: float = math.inf, monitor=None, video=None, with_log: bool = False):
     """One trial from the nominal stance; ``noise_rad`` > 0: seeded uniform noise on the servo targets of that stance,
     settled for 0.5 s (the simulator itself is deterministic: without noise every trial is the same).
     ``monitor(sim, cycle, period_s)``, optional: called every physics step of the gait (the robustness matrix's
-    pushes and ceiling monitor). ``video``: an mp4 path to film the trial."""
+    pushes and ceiling monitor). ``video``: an mp4 path to film the trial. ``with_log``: return ``(row, log arrays,
+    generator, sim time of the plan's start)`` instead of the row (diagnostics, e.g. ``lab/stance_slip.py``)."""
     model = robot_model()
     sim = make_sim(getattr(a, "scene", ""), getattr(a, "disturbance", "none"), seed)
     home, _ = start_stance(sim, model, nominal=NOMINAL)
@@ -168,6 +169,8 @@ def run_trial(mode: str, a, seed: int, params: dict, quiet=True, noise_rad: floa
         row["metric_error"] = em["error"]
     p, R = sensed_base(sim)
     row["end_xy"] = [float(p[0]), float(p[1])]
+    if with_log:
+        return row, arr, gen, t_gait0 + cfg.rest_s     # track() rests cfg.rest_s before the plan starts
     return row
 
 
