@@ -81,8 +81,6 @@ def _setup(context):
         imu_publish_rate_hz = float(pub) if pub else None
     except ValueError:
         raise RuntimeError(f"imu_publish_rate_hz: not a number: {pub!r}") from None
-    if imu_output != "mean":
-        imu_publish_rate_hz = None        # one sample per period: gz's own per-step value
     urdf = atlas_description.urdf_string(
         ros2_control=True, sim="gazebo", controllers_file=controllers,
         controllers_overrides_file=controllers_gazebo,
