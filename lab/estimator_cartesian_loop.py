@@ -12,6 +12,7 @@ re-expressed through the pose it reads. Deterministic per ``--seed`` (the IMU no
         [--gait diagonal]    # the gait generator's dynamic diagonal-pair crawl
         [--turn left|right]  # a Cartesian Turn goal instead (the generator turning on the spot)
         [--start runner]     # from the sampling runner's nominal stance instead of the graph's key-frame stance
+        [--tracker-set orientation_reference= ...]   # crawl tracker parameters
 
 Prints the position error at the end in % of the Gaussian-smoothed ground-truth path (the metric of
 ``atlas_crawl_eval.estimator_eval``) and the heading error.
@@ -39,7 +40,7 @@ from atlas_crawl_kinematics.support import crawl_heading_rad
 def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "mean", est_set: dict | None = None,
         ground_truth: bool = False, gen_set: dict | None = None, seq_set: dict | None = None, scene: str = "",
         disturbance: str = "none", push_ns=None, push_at_s: float = 20.0, gait: str = "static", turn: int = 0,
-        start: str = "keyframe") -> dict:
+        start: str = "keyframe", tracker_set: dict | None = None) -> dict:
     from atlas_crawl_eval.gen_crawl import make_sim
     sim = make_sim(scene, disturbance, seed)
     if start == "runner":                      # the sampling runner's nominal stance (iik_crawl.start_stance)
@@ -52,7 +53,7 @@ def run(direction: int = 1, cycles: int = 10, seed: int = 0, imu_output: str = "
     sim.fall_check = "crawl"
     core = CrawlControllerCore()
     core.configure()
-    core.set_cartesian_solver(*make_cartesian_solver())
+    core.set_cartesian_solver(*make_cartesian_solver(params=tracker_set or None))
 
     def pose_gt():
         p, q = sim.pelvis_pose()
@@ -151,6 +152,8 @@ def main(argv=None) -> int:
                          "the graph's goal check, generator.diagonal_enabled, is not in this loop)")
     ap.add_argument("--gen-set", nargs="*", default=[], help="gait generator parameters, name=value (e.g. "
                     "crawl_speed_m_per_s=0.005: stepping nearly in place)")
+    ap.add_argument("--tracker-set", nargs="*", default=[], help="crawl tracker parameters, name=value (e.g. "
+                    "orientation_reference=: hold the start orientations)")
     ap.add_argument("--start", choices=("keyframe", "runner"), default="keyframe",
                     help="start posture: the crawl_forward key-frame stance (the graph's) or the sampling runner's "
                          "nominal stance")
@@ -160,7 +163,7 @@ def main(argv=None) -> int:
     for s in a.seed:
         r = run(a.direction, a.cycles, s, a.imu_output, est_set, a.ground_truth, _parse_sets(a.gen_set),
                 _parse_sets(a.seq_set), a.scene, a.disturbance, a.push_ns, a.push_at_s, a.gait,
-                {"": 0, "left": 1, "right": -1}[a.turn], a.start)
+                {"": 0, "left": 1, "right": -1}[a.turn], a.start, _parse_sets(a.tracker_set))
         pcts.append(r["end_error_pct"])
         print(f"seed {s}: {r['outcome']} {r['reason'] or ''}{' FELL ' + r['fell'] if r['fell'] else ''}; "
               f"{r['sim_s']:.1f} s, progress {r['progress_m']:.2f} m, path {r['path_m']:.3f} m; position error at the "

@@ -147,6 +147,8 @@ class TrackConfig:
     rest_s: float = 2.5  #: logged rest before and after the gait (cycle_index −1, eval harness convention)
     hold: str = _D["stance_hold"]
     hold_orientation: tuple = tuple(_D["orientation_hold_frames"])
+    world_drift: bool = _D["world_drift.enabled"]
+    world_drift_time_constant_s: float = _D["world_drift.time_constant_s"]
     lookahead_s: float = _D["com.lookahead_s"]
     seed: str = _D["seed"]
     convergence_m: float = _D["iik.convergence_m"]
@@ -222,7 +224,8 @@ def tracker_params(cfg: TrackConfig) -> dict:
     """The runner's configuration as the tracker's gpl parameters (config/crawl_tracker_parameters.yaml)."""
     return {"solve_rate_hz": cfg.solve_hz, "com_modulation": cfg.com_modulation, "root": cfg.root,
             "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
-            "orientation_hold_frames": list(cfg.hold_orientation), "iik.max_iterations": _D["iik.max_iterations"],
+            "orientation_hold_frames": list(cfg.hold_orientation), "world_drift.enabled": cfg.world_drift,
+            "world_drift.time_constant_s": cfg.world_drift_time_constant_s, "iik.max_iterations": _D["iik.max_iterations"],
             "iik.convergence_m": cfg.convergence_m, "iik.iterations_per_update": cfg.iterations_per_update,
             "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight,
             "weights.pelvis": cfg.pelvis_weight, "weights.com": cfg.com_weight,
@@ -622,6 +625,7 @@ def track_config_from_args(a) -> TrackConfig:
                        gate_margin_m=a.gate_margin, gate_timeout_s=a.gate_timeout, com_ki=a.com_ki,
                        press_m=a.press, seek_m_s=a.seek, support=a.support, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else (),
+                       world_drift=a.world_drift, world_drift_time_constant_s=a.world_drift_time_constant,
                        iterations_per_update=a.iterations_per_update)
 
 
@@ -645,6 +649,10 @@ def add_track_args(ap):
                     help="s, modulation anticipates lifts this far ahead")
     ap.add_argument("--hold-ori", default=",".join(_D["orientation_hold_frames"]),
                     help="comma-separated frames whose world orientation is held (yawed with the heading)")
+    ap.add_argument("--world-drift", action=argparse.BooleanOptionalAction, default=_D["world_drift.enabled"],
+                    help="map swing targets into the IIK's world by the world drift measured at the stance contacts")
+    ap.add_argument("--world-drift-time-constant", type=float, default=_D["world_drift.time_constant_s"],
+                    help="s, filter of the measured world drift")
     ap.add_argument("--stance-weight", type=float, default=_D["weights.stance"])
     ap.add_argument("--com-weight", type=float, default=_D["weights.com"])
     ap.add_argument("--com-modulation", action="store_true")

@@ -25,3 +25,34 @@ def test_forward_cycles_move_forward_upright_and_replan_every_cycle():
     assert len(gen.feedback.log) == 1                      # re-planned at the start of cycle 1 (step 4) only
     assert np.all(np.isfinite(np.array(gen.feedback.log)))
     assert arr["pelvis_pos_m"][:, 2].min() > 0.3
+
+
+def _heading_per_cycle_deg(arr, gen):
+    """Pelvis heading change per cycle, sampled at the first lift-off of each cycle (one sway phase)."""
+    from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
+    from atlas_crawl_kinematics.support import crawl_heading_rad
+    t = np.asarray(arr["time_s"])
+    moving = np.flatnonzero(~np.asarray(arr["planned_stance"], bool).all(axis=1))
+    h = np.unwrap([crawl_heading_rad(quat_wxyz_to_R(q)) for q in arr["pelvis_quat_wxyz"]])
+    ts = np.arange(t[moving[0]], t[-1], gen.seq.cycle_s)
+    return np.degrees(np.diff(np.interp(ts, t, h)))
+
+
+def test_an_arc_turns_at_the_commanded_rate_with_the_drift_mapped():
+    """A 1 m arc (11.2 deg per cycle commanded): the swings land where the plan puts them in the measured world
+    (tracking/world_drift.py), so the pattern turns at the plan's rate. Without it the IIK's own world drifted from
+    the real one and the robot turned ~18 deg per cycle (README, issue 12)."""
+    from dataclasses import replace
+    cmd = CrawlCommand(0.035, 0.0, 0.035)
+    per_cycle = np.degrees(0.035 * 5.6)
+    rates = {}
+    for drift in (True, False):
+        model = robot_model()
+        sim = AtlasSim()
+        home, _ = start_stance(sim, model, nominal=NOMINAL)
+        gen = CrawlGaitGenerator(sim.contact_site_pos(), sim.com()[:2], 0.0, cmd, 5)
+        arr, _st, summ = track(sim, model, gen, replace(TrackConfig(rest_s=0.3), world_drift=drift), home, quiet=True)
+        assert not summ["fell"], summ["fall_reason"]
+        rates[drift] = _heading_per_cycle_deg(arr, gen)[1:]      # the first cycle starts from rest
+    assert abs(np.mean(rates[True]) - per_cycle) < 2.5 and np.all(np.abs(rates[True] - per_cycle) < 4.0), rates
+    assert np.mean(rates[False]) > per_cycle + 4.0, rates           # the mechanism this guards against

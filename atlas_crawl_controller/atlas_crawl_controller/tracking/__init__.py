@@ -13,8 +13,9 @@ from .seed_source import InternalSeed, SensedSeed, seed_source
 from .servo_sag import ServoSagIntegral
 from .stance_hold import PlannedHold, TouchdownHold, stance_hold
 from .support_source import SensedSupport, TargetSupport, support_source
+from .world_drift import WorldDrift
 
 __all__ = ["CrawlTracker", "SolveRecord", "parameter_set", "TrackerError", "CoMGate", "CoMIntegral", "CoMRateLimit",
            "GroundSeek", "LiftLookahead", "OrientationHolds", "Press", "InternalSeed", "SensedSeed", "seed_source",
            "ServoSagIntegral", "PlannedHold", "TouchdownHold", "stance_hold", "SensedSupport", "TargetSupport",
-           "support_source"]
+           "support_source", "WorldDrift"]

@@ -14,7 +14,8 @@ lazily: ``q`` is read every tick, the rest only on solve ticks).
 
 Every ``n = round(1 / (solve_rate_hz · period_s))`` ticks the CoM-modulated IIK (:class:`CoMModulatedIIK`) solves for
 the plan one solve period ahead, :math:`t_{plan} + T`, from the seed (:mod:`.seed_source`): stance set
-(:class:`StanceSource`, then :class:`.LiftLookahead` with modulation), stance targets (:mod:`.stance_hold`,
+(:class:`StanceSource`, then :class:`.LiftLookahead` with modulation), the plan mapped into the IIK's own world by
+the drift measured at the stance contacts (:class:`.WorldDrift`), stance targets (:mod:`.stance_hold`,
 :class:`.Press`, :class:`.GroundSeek`), support polygon (:mod:`.support_source`), CoM target offsets
 (:class:`.CoMRateLimit`, :class:`.CoMIntegral`), orientation tasks (:class:`.OrientationHolds`). Between solves the
 command is interpolated, :math:`q_{des} = (1-a) q_{k-1} + a q_k`, :math:`a = \\min(1, i/n)`, and
@@ -49,6 +50,7 @@ from .seed_source import seed_source as make_seed_source
 from .servo_sag import ServoSagIntegral, sag_mask
 from .stance_hold import stance_hold as make_stance_hold
 from .support_source import support_source as make_support_source
+from .world_drift import WorldDrift
 
 __all__ = ["CrawlTracker", "SolveRecord", "PARAMETER_FILE", "parameter_set"]
 
@@ -86,7 +88,7 @@ class CrawlTracker:
                  support=None, orientation_holds: Optional[OrientationHolds] = None, lookahead=None,
                  com_rate_limit=None, com_integral=None, gate=None, servo_sag=None, press=None, seek=None,
                  iik_params: Optional[IIKParams] = None, weights: Optional[dict] = None, margin_m: float = 0.07,
-                 iterations_per_update: int = 0):
+                 iterations_per_update: int = 0, world_drift: Optional[WorldDrift] = None):
         if not (math.isfinite(period_s) and period_s > 0):
             raise TrackerError("period_s must be finite and > 0")
         if not (math.isfinite(solve_rate_hz) and solve_rate_hz > 0):
@@ -116,6 +118,7 @@ class CrawlTracker:
         self.servo_sag = servo_sag or ServoSagIntegral(2.0)
         self.press = press or Press(0.0)
         self.seek = seek or GroundSeek(0.0)
+        self.world_drift = world_drift or WorldDrift(False)
         w = {"stance": 10.0, "swing": 1.0, "pelvis": 0.3, "com": 10.0, **(weights or {})}
         self.ik = CoMModulatedIIK(model, iik_params or IIKParams.improved(max_iterations=30, convergence_m=0.002),
                                   home_q=home_q, stance_weight=w["stance"], swing_weight=w["swing"],
@@ -152,7 +155,8 @@ class CrawlTracker:
                                                  convergence_m=p["iik.convergence_m"], backend=p["iik.backend"],
                                                  no_progress_m=p["iik.no_progress_m"]),
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
-                   margin_m=p["com.margin_m"], iterations_per_update=p["iik.iterations_per_update"])
+                   margin_m=p["com.margin_m"], iterations_per_update=p["iik.iterations_per_update"],
+                   world_drift=WorldDrift(p["world_drift.enabled"], p["world_drift.time_constant_s"]))
 
     # ------------------------------------------------------------------------------------------------ life cycle
     def start(self, plan, sensed, q_command: np.ndarray) -> None:
@@ -170,6 +174,7 @@ class CrawlTracker:
         self.since_solve = 0
         self.cur = plan.sample(0.0)
         self.orientation.start(self.model, q_in, sensed.base_rot, self.cur.heading_rad)
+        self.world_drift.start()
         self.last: Optional[SolveRecord] = None
         self.solved = False
         self.solving = False
@@ -240,17 +245,21 @@ class CrawlTracker:
         used = self.stance_src(tg, nxt.stance, touch, force)
         if self.com_modulation:
             used = self.lookahead(plan, tg, T, Ts, used)
-        targets = nxt.targets.copy()
+        self.world_drift.observe(sites, touch, cur.stance, Ts)
+        targets = self.world_drift.targets(nxt.targets, cur.stance, nxt.stance)
         targets = self.stance_hold.apply(targets, cur, nxt, sites)
         targets = self.press.apply(targets, nxt)
         targets = self.seek.apply(targets, cur, nxt, touch, Ts)
         pelvis_t = getattr(nxt, "pelvis_target", None)
-        com_des = getattr(nxt, "com_xy", None)
+        if pelvis_t is not None and self.world_drift.enabled:
+            pelvis_t = np.r_[self.world_drift.to_iik(pelvis_t), np.asarray(pelvis_t, float)[2]]
+        com_des = self.world_drift.to_iik(getattr(nxt, "com_xy", None))
         sup = self.support.points(sites, targets)
         t_solve = time.perf_counter()
         dt_solve = 0.0
-        com_xy = np.array(sensed.com_xy, dtype=float)
-        ori = self.orientation.targets(nxt.heading_rad, (getattr(nxt, "extra", None) or {}).get("tilt_R"))
+        com_xy = np.array(self.world_drift.to_iik(np.asarray(sensed.com_xy, float)[:2]), dtype=float)
+        ori = self.orientation.targets(self.world_drift.heading(nxt.heading_rad),
+                                       (getattr(nxt, "extra", None) or {}).get("tilt_R"))
         off = self.com_integral.offset()
         if self.com_modulation and self.com_rate_limit.rate_m_s > 0 and used.sum() >= 3:
             c_goal = self.ik.com_target(com_xy if com_des is None else com_des, sup[used])[0]
