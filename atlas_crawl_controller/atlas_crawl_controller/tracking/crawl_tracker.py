@@ -254,7 +254,7 @@ class CrawlTracker:
         if pelvis_t is not None and self.world_drift.enabled:
             pelvis_t = np.r_[self.world_drift.to_iik(pelvis_t), np.asarray(pelvis_t, float)[2]]
         com_des = self.world_drift.to_iik(getattr(nxt, "com_xy", None))
-        sup = self.support.points(sites, targets)
+        sup = self.support.points(self.world_drift.points_to_iik(sites), targets)
         t_solve = time.perf_counter()
         dt_solve = 0.0
         com_xy = np.array(self.world_drift.to_iik(np.asarray(sensed.com_xy, float)[:2]), dtype=float)
