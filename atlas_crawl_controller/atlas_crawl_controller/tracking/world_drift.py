@@ -58,7 +58,8 @@ class WorldDrift:
         self._stance = np.ones(4, bool)
 
     @staticmethod
-    def _inverse(yaw, shift, xy):
+    def inverse(yaw, shift, xy):
+        """:math:`D^{-1}` of the map (yaw, shift) applied to the points ``xy`` (..., 2)."""
         c, s = math.cos(yaw), math.sin(yaw)
         return (np.asarray(xy, float) - shift) @ np.array([[c, -s], [s, c]])
 
@@ -90,7 +91,7 @@ class WorldDrift:
             if not cur_stance[i] or not nxt_stance[i]:
                 self.limb[i] = (self.yaw, self.shift.copy())
             y, s = self.limb[i]
-            out[i, :2] = self._inverse(y, s, out[i, :2])
+            out[i, :2] = self.inverse(y, s, out[i, :2])
         self.last = out
         self._stance = np.asarray(nxt_stance, bool).copy()
         return out
@@ -103,11 +104,11 @@ class WorldDrift:
         if not self.enabled:
             return points
         out = np.asarray(points, float).copy()
-        out[:, :2] = self._inverse(self.yaw, self.shift, out[:, :2])
+        out[:, :2] = self.inverse(self.yaw, self.shift, out[:, :2])
         return out
 
     def to_iik(self, xy):
         """A measured-world point (2,) or None in the IIK's world."""
         if xy is None or not self.enabled:
             return xy
-        return self._inverse(self.yaw, self.shift, np.asarray(xy, float)[:2])
+        return self.inverse(self.yaw, self.shift, np.asarray(xy, float)[:2])
