@@ -71,15 +71,25 @@ def fit_circle(xy):
     return c, float(math.sqrt(max(sol[2] + c @ c, 0.0)))
 
 
-def arc_radius(arr, cycle_s: float) -> float:
-    """Radius of the circle fitted through the pelvis positions at the same gait phase in every cycle (each first
-    lift-off of a cycle: the pelvis sways within a cycle, one period per cycle), from the first lift-off on."""
+def phase_times(arr, cycle_s: float) -> np.ndarray:
+    """Log times at the same gait phase in every cycle (each first lift-off of a cycle, from the first on: the pelvis
+    sways within a cycle, one period per cycle)."""
     t = np.asarray(arr["time_s"], float)
-    xy = np.asarray(arr["pelvis_pos_m"], float)[:, :2]
     moving = np.flatnonzero(~np.asarray(arr["planned_stance"], bool).all(axis=1))
     if moving.size == 0 or not cycle_s > 0:
-        raise ValueError("arc_radius: no step in the log")
-    ts = np.arange(t[moving[0]], t[-1] + 1e-9, cycle_s)
+        raise ValueError("no step in the log")
+    return np.arange(t[moving[0]], t[-1] + 1e-9, cycle_s)
+
+
+def arc_radius(arr, cycle_s: float) -> float:
+    """Radius of the circle fitted through the pelvis positions at the same gait phase in every cycle
+    (:func:`phase_times`)."""
+    t = np.asarray(arr["time_s"], float)
+    xy = np.asarray(arr["pelvis_pos_m"], float)[:, :2]
+    try:
+        ts = phase_times(arr, cycle_s)
+    except ValueError as e:
+        raise ValueError(f"arc_radius: {e}") from None
     pts = np.c_[np.interp(ts, t, xy[:, 0]), np.interp(ts, t, xy[:, 1])]
     return fit_circle(pts)[1]
 

@@ -29,13 +29,11 @@ def test_forward_cycles_move_forward_upright_and_replan_every_cycle():
 
 def _heading_per_cycle_deg(arr, gen):
     """Pelvis heading change per cycle, sampled at the first lift-off of each cycle (one sway phase)."""
+    from atlas_crawl_eval.gen_crawl import phase_times
     from atlas_crawl_kinematics.rotations import quat_wxyz_to_R
     from atlas_crawl_kinematics.support import crawl_heading_rad
-    t = np.asarray(arr["time_s"])
-    moving = np.flatnonzero(~np.asarray(arr["planned_stance"], bool).all(axis=1))
     h = np.unwrap([crawl_heading_rad(quat_wxyz_to_R(q)) for q in arr["pelvis_quat_wxyz"]])
-    ts = np.arange(t[moving[0]], t[-1], gen.seq.cycle_s)
-    return np.degrees(np.diff(np.interp(ts, t, h)))
+    return np.degrees(np.diff(np.interp(phase_times(arr, gen.seq.cycle_s), np.asarray(arr["time_s"]), h)))
 
 
 def test_an_arc_turns_at_the_commanded_rate_with_the_drift_mapped():

@@ -250,9 +250,7 @@ class CrawlTracker:
         targets = self.stance_hold.apply(targets, cur, nxt, sites)
         targets = self.press.apply(targets, nxt)
         targets = self.seek.apply(targets, cur, nxt, touch, Ts)
-        pelvis_t = getattr(nxt, "pelvis_target", None)
-        if pelvis_t is not None and self.world_drift.enabled:
-            pelvis_t = np.r_[self.world_drift.to_iik(pelvis_t), np.asarray(pelvis_t, float)[2]]
+        pelvis_t = self.world_drift.points_to_iik(getattr(nxt, "pelvis_target", None))
         com_des = self.world_drift.to_iik(getattr(nxt, "com_xy", None))
         sup = self.support.points(self.world_drift.points_to_iik(sites), targets)
         t_solve = time.perf_counter()

@@ -85,7 +85,6 @@ class WorldDrift:
         takes the current :math:`D` (latched for its stance to come)."""
         out = np.asarray(targets, float).copy()
         if not self.enabled:
-            self.last = out
             return out
         for i in range(4):
             if not cur_stance[i] or not nxt_stance[i]:
@@ -100,11 +99,11 @@ class WorldDrift:
         return heading_rad - self.yaw if self.enabled else heading_rad
 
     def points_to_iik(self, points):
-        """Measured-world points (n, 3) in the IIK's world (heights unchanged)."""
-        if not self.enabled:
+        """Measured-world points (..., 3) in the IIK's world (heights unchanged); None stays None."""
+        if points is None or not self.enabled:
             return points
         out = np.asarray(points, float).copy()
-        out[:, :2] = self.inverse(self.yaw, self.shift, out[:, :2])
+        out[..., :2] = self.inverse(self.yaw, self.shift, out[..., :2])
         return out
 
     def to_iik(self, xy):
