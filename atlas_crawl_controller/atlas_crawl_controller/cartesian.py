@@ -63,8 +63,10 @@ class SegmentSample:
 class SegmentPlan:
     r"""One Cartesian reference as a tracker plan: contacts :math:`p(t) = p_0 + s(t/T)(p_1 - p_0)` (minimum-jerk
     :math:`s`; a non-stance contact with ``swing_lift_m`` > 0 follows the gait's swing arc
-    :func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc` to that apex instead), a constant stance set, the heading
-    of the interpolated pattern, and a CoM plan
+    :func:`~atlas_crawl_kinematics.cartesian_gait.swing_arc` to that apex instead), a constant stance set, the body
+    heading :math:`h(t) = h_0 + s(t/T)\,\mathrm{wrap}(h_1 - h_0)` (``heading0_rad`` / ``heading1_rad``, each by default
+    the heading of the pattern, :func:`pattern_heading_rad`: the gait generator sends its planned heading, which leads
+    the pattern's by half a step's yaw in a diagonal turn), and a CoM plan
     :math:`c(t) = c_0 + s(t/T)(c_1 - c_0)` from ``com0_xy`` (the previous segment's end, or the measured CoM) to the
     planner's rule of :class:`CartesianGait` applied to the end targets: the first point on the segment from the
     centroid of the four contacts towards the max-margin point of the stance polygon whose margin reaches
@@ -74,7 +76,7 @@ class SegmentPlan:
     contacts (:class:`~.gait_generator.CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
 
     def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04,
-                 swing_lift_m=None, com_support=None):
+                 swing_lift_m=None, com_support=None, heading0_rad=None, heading1_rad=None):
         self.p0 = np.asarray(p0, float).reshape(4, 3)
         self.p1 = np.asarray(p1, float).reshape(4, 3)
         self.stance = np.asarray(stance, bool).reshape(4)
@@ -84,9 +86,10 @@ class SegmentPlan:
         sup = self.stance if com_support is None or not np.any(com_support) else \
             np.asarray(com_support, bool).reshape(4)
         self.duration_s = float(duration_s)
-        self.h0 = pattern_heading_rad(self.p0)
-        dh = pattern_heading_rad(self.p1) - self.h0
+        self.h0 = pattern_heading_rad(self.p0) if heading0_rad is None else float(heading0_rad)
+        dh = (pattern_heading_rad(self.p1) if heading1_rad is None else float(heading1_rad)) - self.h0
         self.dh = (dh + math.pi) % (2 * math.pi) - math.pi
+        self.h1 = self.h0 + self.dh     #: heading at the end (the next segment's ``heading0_rad``)
         self.c0 = None if com0_xy is None else np.asarray(com0_xy, float).reshape(2)
         self.c1 = self.c0
         if self.c0 is not None and sup.sum() >= 3:

@@ -128,6 +128,7 @@ class Reference:
     swing_lift_m: Sequence[float] = (0.0, 0.0, 0.0, 0.0)   # Cartesian: swing-arc apex per non-stance contact
     com_support: Sequence[bool] = (False, False, False, False)  # Cartesian: CoM planned in this support (all
     #                                                             false = the stance set)
+    heading_rad: Optional[float] = None             # Cartesian: body heading at the end (None = the pattern's)
 
 
 @dataclass
@@ -400,6 +401,14 @@ class CrawlControllerCore:
             return False, "com_support must have 4 entries", None
         if csup.any() and np.any(csup & ~stance):
             return False, "com_support must be a subset of the stance set", None
+        heading = getattr(ref, "heading_rad", None)
+        if heading is not None:
+            try:
+                heading = float(heading)
+            except (TypeError, ValueError):
+                heading = math.nan
+            if not math.isfinite(heading):
+                return False, f"heading_rad must be finite (or unset), got {getattr(ref, 'heading_rad', None)!r}", None
         if self._law is not None:
             why = self._law.check(tg, stance, self._last_pose)
             if not why and csup.any():
@@ -409,7 +418,8 @@ class CrawlControllerCore:
                 return False, why, None
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
                                    duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender,
-                                   queue=bool(getattr(ref, "queue", False)), swing_lift_m=lift, com_support=csup)
+                                   queue=bool(getattr(ref, "queue", False)), swing_lift_m=lift, com_support=csup,
+                                   heading_rad=heading)
 
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
@@ -543,13 +553,13 @@ class CrawlControllerCore:
         cont = (self._tracker is not None and c is not None and c.get("tracked")
                 and c.get("t_last", -math.inf) >= time_s - 0.1)
         if cont:
-            p0, com0 = c["p1"], c["plan"].c1
+            p0, com0, h0 = c["p1"], c["plan"].c1, c["plan"].h1
         else:
             sensed = self._law.sensed(self._safe.copy(), pelvis_pose)
-            p0, com0 = sensed.contacts, sensed.com_xy
+            p0, com0, h0 = sensed.contacts, sensed.com_xy, None
         plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s, com0,
                            self._law.params["com.plan_margin_m"], swing_lift_m=ref.swing_lift_m,
-                           com_support=ref.com_support)
+                           com_support=ref.com_support, heading0_rad=h0, heading1_rad=ref.heading_rad)
         if cont:
             self._tracker.restart_clock()
             self._tracker.com_modulation = bool(ref.com_modulation)

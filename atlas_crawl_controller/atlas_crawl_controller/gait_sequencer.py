@@ -364,12 +364,14 @@ class _Step:
     com_modulation: bool = False
     swing_lift_m: Optional[np.ndarray] = None   # Cartesian step: (4,) swing-arc apex per swinging contact
     com_support: Optional[np.ndarray] = None    # Cartesian step: (4,) the support the CoM is planned in
+    heading_rad: Optional[float] = None         # Cartesian step: planned body heading at its end (None: the pattern's)
 
 
 def _cartesian_step(cycle: int, index: int, r: dict, last_in_cycle: bool, com: bool) -> _Step:
-    """A Cartesian step dict (name, targets, stance, duration_s[, swing_lift_m, com_support]) as a _Step."""
+    """A Cartesian step dict (name, targets, stance, duration_s[, swing_lift_m, com_support, heading_rad]) as a
+    _Step."""
     return _Step(cycle, index, r["name"], None, r["duration_s"], r["stance"], None, last_in_cycle, r["targets"], com,
-                 r.get("swing_lift_m"), r.get("com_support"))
+                 r.get("swing_lift_m"), r.get("com_support"), r.get("heading_rad"))
 
 
 @dataclass
@@ -657,6 +659,8 @@ class GaitSequencer:
         if step.targets is not None:
             extra = {k: np.asarray(v).copy() for k, v in (("swing_lift_m", step.swing_lift_m),
                                                           ("com_support", step.com_support)) if v is not None}
+            if step.heading_rad is not None:
+                extra["heading_rad"] = float(step.heading_rad)
             return Reference(mode=Mode.CARTESIAN, sequence_id=seq, duration_s=step.duration_s,
                              contact_targets=step.targets.copy(), stance=step.stance.copy(),
                              com_modulation=step.com_modulation, sender=self.sender, queue=queue, **extra)
@@ -958,10 +962,12 @@ class GaitSequencer:
             c, _ = self._law_command(goal, pose0)
         return self._limited(None, c, goal)
 
-    def _hold_raw(self, targets) -> dict:
-        """The four-point stance a velocity run ends with: the last touchdown targets, every limb in stance."""
+    def _hold_raw(self, targets, heading_rad=None) -> dict:
+        """The four-point stance a velocity run ends with: the last touchdown targets, every limb in stance, at the
+        last planned heading."""
         return dict(name="stop_four_point_stance", targets=np.asarray(targets, float).copy(),
-                    stance=np.ones(4, bool), duration_s=float(self.params["cmd_vel.stop_settle_s"]))
+                    stance=np.ones(4, bool), duration_s=float(self.params["cmd_vel.stop_settle_s"]),
+                    heading_rad=heading_rad)
 
     @staticmethod
     def _lifted_after(step: _Step) -> bool:
@@ -980,7 +986,7 @@ class GaitSequencer:
         last = run.steps[i] if i >= 0 else None
         run.steps = run.steps[:i + 1]
         if last is not None and last.targets is not None and last.name != "stop_four_point_stance":
-            h = self._hold_raw(last.targets)
+            h = self._hold_raw(last.targets, last.heading_rad)
             run.steps.append(_cartesian_step(last.cycle, last.index + 1, h, False, last.com_modulation))
         run.steps_total = len(run.steps)
 
@@ -1033,7 +1039,7 @@ class GaitSequencer:
             g["cmd"] = cmd
             raw = generator_cycle(gen, lc, run.goal.time_scale, feedback=kind == VELOCITY)
             if kind == VELOCITY and run.planned_cycles + 1 >= run.goal.cycles:
-                raw.append(self._hold_raw(raw[-1]["targets"]))
+                raw.append(self._hold_raw(raw[-1]["targets"], raw[-1].get("heading_rad")))
                 raw[-2]["last_in_cycle"], raw[-1]["last_in_cycle"] = False, True
             c = run.planned_cycles
             run.steps.extend(_cartesian_step(c, i, r, r["last_in_cycle"], g["com"]) for i, r in enumerate(raw))

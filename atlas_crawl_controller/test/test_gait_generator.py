@@ -344,6 +344,23 @@ def test_diagonal_pair_samples_swing_the_pair_and_ride_the_support_diagonal():
     assert swing["swing_lift_m"][0] == g.lift[0][0] > 0 and swing["swing_lift_m"][1] == 0.0   # the arc's apex
 
 
+def test_steps_carry_the_planned_heading_which_leads_the_pattern_in_a_diagonal_turn():
+    """The references' heading_rad is the plan's (what sample() gives at each step's end). Turning on the spot in
+    diagonal pairs, the contact pattern's heading lags it by half a step's yaw: the core used to hold the body there
+    (session 24: the graph's diagonal turn circled at 0.19-0.24 m against the runner's 0.05 m)."""
+    from atlas_crawl_controller.cartesian import pattern_heading_rad
+    g = gen(CrawlCommand(0.0, 0.0, 0.3), cycles=2, **PAIRS)
+    t = 0.0
+    for step in g.steps():
+        t += step["duration_s"]
+        assert step["heading_rad"] == pytest.approx(g.sample(t - 1e-9).heading_rad, abs=1e-6), step["name"]
+    swings = [s for s in g.steps() if s["name"].startswith("swing")]
+    lag = [math.remainder(s["heading_rad"] - pattern_heading_rad(s["targets"]), 2 * math.pi) for s in swings]
+    step_yaw = math.remainder(swings[1]["heading_rad"] - swings[0]["heading_rad"], 2 * math.pi)
+    assert step_yaw > 0.05
+    assert all(abs(d - step_yaw / 2) < 0.2 * step_yaw for d in lag[1:]), (lag, step_yaw)
+
+
 def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():
     from atlas_crawl_controller.gait_generator import diagonal_params, parameter_set
     vals = parameter_set().values({"diagonal_pairs.t_swing_s": 0.3})

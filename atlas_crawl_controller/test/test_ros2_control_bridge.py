@@ -307,6 +307,35 @@ def test_cartesian_reference_shape_fields_are_checked_and_shape_the_segment():
     assert stability_margin(shift.c1, support_polygon(tg[1:, :2])) >= 0.04 - 1e-6
 
 
+def test_cartesian_reference_heading_is_checked_and_carried_across_segments():
+    """ControllerReference.heading_rad (session 24): a non-finite heading is refused with the reason and changes
+    nothing; a given one ends the segment there, and the next segment starts from it (the gait generator's planned
+    heading, which in a diagonal turn leads the contact pattern's by half a step's yaw)."""
+    from atlas_crawl_controller.cartesian import SegmentPlan, pattern_heading_rad
+    b, q0, pose = _cartesian_bridge()
+    tg = b.core._law.contact_fk(q0, pose)
+    _step(b, DT)
+    before = b.command.copy()
+    for bad in ([float("nan")], [float("inf")]):
+        assert not b.set_reference(2, 41, [], [], 0.5, tg.reshape(-1), [True] * 4, False, heading_rad=bad)
+        assert "heading_rad must be finite" in b.rejected_reason, b.rejected_reason
+    np.testing.assert_array_equal(b.command, before)
+    h_pat = pattern_heading_rad(tg)
+    assert b.set_reference(2, 42, [], [], 0.5, tg.reshape(-1), [True] * 4, False, heading_rad=[h_pat + 0.1])
+    _step(b, DT)
+    plan = b.core._cart["plan"]
+    assert plan.h0 == pytest.approx(h_pat) and plan.h1 == pytest.approx(h_pat + 0.1)
+    assert plan.sample(0.5).heading_rad == pytest.approx(h_pat + 0.1)
+    assert b.set_reference(2, 43, [], [], 0.5, tg.reshape(-1), [True] * 4, True)     # no heading: the pattern's
+    for _ in range(int(0.6 / DT)):
+        _step(b, DT)
+    nxt = b.core._cart["plan"]
+    assert nxt is not plan and nxt.h0 == pytest.approx(h_pat + 0.1) and nxt.h1 == pytest.approx(h_pat)
+    # the shortest way round: from +3.0 to -3.0 rad turns +0.28 rad, not -6
+    wrap = SegmentPlan(tg, tg, [True] * 4, 1.0, None, heading0_rad=3.0, heading1_rad=-3.0)
+    assert wrap.dh == pytest.approx(2 * np.pi - 6.0) and wrap.sample(1.0).heading_rad == pytest.approx(3.0 + wrap.dh)
+
+
 # ------------------------------------------------------------------------------------------ hosted state estimator
 def _estimating(**kw):
     return rb.Ros2ControlBridge({"update_rate_hz": 250.0}, cartesian=False, pose_source="estimate", **kw)

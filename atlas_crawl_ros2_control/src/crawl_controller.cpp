@@ -561,7 +561,8 @@ controller_interface::return_type CrawlController::update(
             m.mode, m.sequence_id, m.joint_names, m.joint_positions_rad, m.duration_s, targets,
             std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation, m.sender, m.queue,
             std::vector<double>(m.swing_lift_m.begin(), m.swing_lift_m.end()),
-            std::vector<bool>(m.com_support.begin(), m.com_support.end())).cast<bool>();
+            std::vector<bool>(m.com_support.begin(), m.com_support.end()),
+            std::vector<double>(m.heading_rad.begin(), m.heading_rad.end())).cast<bool>();
           if (!ok) {
             rejected = true;
             rejected_sequence_id = m.sequence_id;

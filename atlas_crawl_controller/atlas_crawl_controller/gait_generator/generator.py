@@ -240,7 +240,8 @@ class CrawlGaitGenerator:
         shift (every limb in stance, ``com_support`` = the support that remains, so the core's CoM moves into it
         before the lift) and the swing to the touchdown along the swing arc (``swing_lift_m``: this plan's apex per
         swinging limb); dicts with name, cycle, targets (4, 3), stance (4,), duration_s, swing_lift_m (4,),
-        com_support (4,). ``cycle``: that cycle's steps only."""
+        com_support (4,), heading_rad (the planned body heading at the step's end, as :meth:`sample` has it).
+        ``cycle``: that cycle's steps only."""
         out = []
         p = self.p
         spc = self.steps_per_cycle
@@ -254,10 +255,12 @@ class CrawlGaitGenerator:
             cb = self.contacts[k]
             dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
             out.append(dict(name=f"shift_{name}", cycle=k // spc, targets=cb.copy(), stance=np.ones(4, bool),
-                            duration_s=dur0 * time_scale, swing_lift_m=np.zeros(4), com_support=sup.copy()))
+                            duration_s=dur0 * time_scale, swing_lift_m=np.zeros(4), com_support=sup.copy(),
+                            heading_rad=float(self.ref[k][1])))
             out.append(dict(name=f"swing_{name}", cycle=k // spc, targets=self.contacts[k + 1].copy(),
                             stance=sup.copy(), duration_s=p["t_swing_s"] * time_scale,
-                            swing_lift_m=np.asarray(self.lift[k], float).copy(), com_support=np.zeros(4, bool)))
+                            swing_lift_m=np.asarray(self.lift[k], float).copy(), com_support=np.zeros(4, bool),
+                            heading_rad=float(self.ref[k + 1][1])))
         return out
 
     # ------------------------------------------------------------------------------------------------ planning

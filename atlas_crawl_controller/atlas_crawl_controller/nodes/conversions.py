@@ -54,7 +54,8 @@ def reference_from_msg(m: ControllerReference) -> Reference:
                      joint_positions_rad=np.asarray(m.joint_positions_rad, float), duration_s=float(m.duration_s),
                      contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation),
                      sender=str(m.sender), queue=bool(m.queue), swing_lift_m=[float(v) for v in m.swing_lift_m],
-                     com_support=[bool(s) for s in m.com_support])
+                     com_support=[bool(s) for s in m.com_support],
+                     heading_rad=float(m.heading_rad[0]) if len(m.heading_rad) else None)
 
 
 def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
@@ -75,6 +76,7 @@ def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
     m.queue = bool(r.queue)
     m.swing_lift_m = [float(v) for v in np.asarray(r.swing_lift_m, float).reshape(4)]
     m.com_support = [bool(s) for s in r.com_support]
+    m.heading_rad = [] if getattr(r, "heading_rad", None) is None else [float(r.heading_rad)]
     return m
 
 
