@@ -71,6 +71,29 @@ def test_a_swing_lands_where_the_plan_wants_it_and_stance_targets_stay():
     assert np.allclose(d.targets(plan, ALL, ALL)[1:], PATTERN[1:])
 
 
+def test_the_plan_com_keeps_its_place_against_the_latched_stance_targets():
+    """The contacts slid 0.2 m while every limb stood (no lift-off, so no limb latched the drift): the stance targets
+    stay where the plan put them, and the plan's CoM maps into the IIK's world where it stands against them, not by the
+    current D, which would put it 0.2 m off that support (session 24: the one-limb turn on a 10 deg slope at friction
+    0.5 fell)."""
+    d = WorldDrift(True, time_constant_s=0.0)
+    d.start()
+    d.targets(PATTERN, ALL, ALL)
+    shift = np.array([-0.2, 0.05])
+    d.observe(_moved(PATTERN, 0.0, shift), ALL, ALL, 0.02)      # everything slid
+    assert np.allclose(d.shift, shift)
+    com = PATTERN[:, :2].mean(axis=0) + [0.03, 0.0]
+    assert np.allclose(d.targets(PATTERN, ALL, ALL), PATTERN)    # the stance targets stay
+    assert np.allclose(d.plan_com_to_iik(com), com)              # so does the CoM against them
+    assert np.allclose(d.to_iik(com), com - shift)               # the current D: 0.2 m off
+    # LW lifts off and latches D; the CoM of the tripod plan follows the tripod's targets (a fit over them)
+    swing = np.array([False, True, True, True])
+    out = d.targets(PATTERN, swing, swing)
+    assert np.allclose(out[1:], PATTERN[1:]) and np.allclose(out[0, :2], PATTERN[0, :2] - shift)
+    assert np.allclose(d.plan_com_to_iik(com), com)
+    assert d.plan_com_to_iik(None) is None and WorldDrift(False).plan_com_to_iik(com) is com
+
+
 def test_drift_is_filtered_and_needs_three_contacts():
     d = WorldDrift(True, time_constant_s=0.5)
     d.start()

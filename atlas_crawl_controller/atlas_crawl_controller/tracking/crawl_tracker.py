@@ -251,7 +251,7 @@ class CrawlTracker:
         targets = self.press.apply(targets, nxt)
         targets = self.seek.apply(targets, cur, nxt, touch, Ts)
         pelvis_t = self.world_drift.points_to_iik(getattr(nxt, "pelvis_target", None))
-        com_des = self.world_drift.to_iik(getattr(nxt, "com_xy", None))
+        com_des = self.world_drift.plan_com_to_iik(getattr(nxt, "com_xy", None))
         sup = self.support.points(self.world_drift.points_to_iik(sites), targets)
         t_solve = time.perf_counter()
         dt_solve = 0.0

@@ -27,6 +27,11 @@ def fit_planar_rigid(src_xy, dst_xy):
     return th, dc - np.array([[c, -sn], [sn, c]]) @ sc
 
 
+def _rot(th: float) -> np.ndarray:
+    c, s = math.cos(th), math.sin(th)
+    return np.array([[c, -s], [s, c]])
+
+
 class WorldDrift:
     r"""Swing targets mapped into the IIK's world by the drift measured at the stance contacts.
 
@@ -37,8 +42,8 @@ class WorldDrift:
     ``time_constant_s``). A plan in the measured world (the gait generator's feedback) is mapped back per limb,
     :math:`x^*_{l} = D_l^{-1} x_{plan,l}`, with :math:`D_l` latched when limb ``l`` lifts off: a swing lands where the
     plan wants it in the real world, and a limb in stance keeps its target (moving it would drag the limb). The heading
-    of the orientation holds and the plan's CoM map with the current :math:`D`, as do the sensed CoM and contacts (the
-    CoM modulation's support polygon). The fit compares the IIK's targets with the sensed contact sites, so it takes in
+    of the orientation holds maps with the current :math:`D`, as do the sensed CoM and contacts (the CoM modulation's
+    support polygon); the plan's CoM keeps its place against the stance targets (:meth:`plan_com_to_iik`). The fit compares the IIK's targets with the sensed contact sites, so it takes in
     a limb that landed off its target as well as slip (composing the slip of the sensed sites alone, which also move
     as a knee or wrist rolls, made a 1 m arc close at 0.73 m).
     Without it, a 1 m arc drifted 47° between the two worlds in 10 cycles and closed at 0.65 m (README, issue 12)."""
@@ -55,6 +60,7 @@ class WorldDrift:
         self.shift = np.zeros(2)
         self.limb = [(0.0, np.zeros(2)) for _ in range(4)]     #: D latched per limb at its last lift-off
         self.last = None                    #: the stance targets of the last solve (IIK world)
+        self._plan = None                   #: the plan's targets of the last solve (measured world)
         self._stance = np.ones(4, bool)
 
     @staticmethod
@@ -92,8 +98,23 @@ class WorldDrift:
             y, s = self.limb[i]
             out[i, :2] = self.inverse(y, s, out[i, :2])
         self.last = out
+        self._plan = np.array(targets, float)
         self._stance = np.asarray(nxt_stance, bool).copy()
         return out
+
+    def plan_com_to_iik(self, xy):
+        """The plan's CoM target (2,) or None in the IIK's world, where it stands against the stance targets as it
+        stands against the plan's stance contacts: mapped by the fit from those contacts to the IIK's stance targets of
+        the last :meth:`targets` (each latched when its limb lifted off), or by the current :math:`D` with fewer than
+        two in stance. Mapped by the current :math:`D` while the contacts slide (a slope at friction 0.5), the target
+        left the support the stance targets make, and the turn on the spot fell."""
+        if xy is None or not self.enabled:
+            return xy
+        st = self._stance
+        if self.last is None or st.sum() < 2:
+            return self.to_iik(xy)
+        th, t = fit_planar_rigid(self._plan[st, :2], self.last[st, :2])
+        return _rot(th) @ np.asarray(xy, float)[:2] + t
 
     def heading(self, heading_rad: float) -> float:
         return heading_rad - self.yaw if self.enabled else heading_rad
