@@ -71,12 +71,13 @@ def test_a_swing_lands_where_the_plan_wants_it_and_stance_targets_stay():
     assert np.allclose(d.targets(plan, ALL, ALL)[1:], PATTERN[1:])
 
 
-def test_the_plan_com_keeps_its_place_against_the_latched_stance_targets():
+def test_the_plan_com_can_keep_its_place_against_the_latched_stance_targets():
     """The contacts slid 0.2 m while every limb stood (no lift-off, so no limb latched the drift): the stance targets
     stay where the plan put them, and the plan's CoM maps into the IIK's world where it stands against them, not by the
     current D, which would put it 0.2 m off that support (session 24: the one-limb turn on a 10 deg slope at friction
-    0.5 fell)."""
-    d = WorldDrift(True, time_constant_s=0.0)
+    0.5 fell). That is ``com_target`` "stance"; the default, "current", maps it by the current D."""
+    assert parameter_set().values({})["world_drift.com_target"] == "current"
+    d = WorldDrift(True, time_constant_s=0.0, com_target="stance")
     d.start()
     d.targets(PATTERN, ALL, ALL)
     shift = np.array([-0.2, 0.05])
@@ -92,6 +93,12 @@ def test_the_plan_com_keeps_its_place_against_the_latched_stance_targets():
     assert np.allclose(out[1:], PATTERN[1:]) and np.allclose(out[0, :2], PATTERN[0, :2] - shift)
     assert np.allclose(d.plan_com_to_iik(com), com)
     assert d.plan_com_to_iik(None) is None and WorldDrift(False).plan_com_to_iik(com) is com
+    cur = WorldDrift(True, time_constant_s=0.0)
+    cur.targets(PATTERN, ALL, ALL)
+    cur.observe(_moved(PATTERN, 0.0, shift), ALL, ALL, 0.02)
+    assert np.allclose(cur.plan_com_to_iik(com), com - shift)
+    with pytest.raises(TrackerError):
+        WorldDrift(True, com_target="support")
 
 
 def test_drift_is_filtered_and_needs_three_contacts():

@@ -156,7 +156,8 @@ class CrawlTracker:
                                                  no_progress_m=p["iik.no_progress_m"]),
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
                    margin_m=p["com.margin_m"], iterations_per_update=p["iik.iterations_per_update"],
-                   world_drift=WorldDrift(p["world_drift.enabled"], p["world_drift.time_constant_s"]))
+                   world_drift=WorldDrift(p["world_drift.enabled"], p["world_drift.time_constant_s"],
+                                          p["world_drift.com_target"]))
 
     # ------------------------------------------------------------------------------------------------ life cycle
     def start(self, plan, sensed, q_command: np.ndarray) -> None:

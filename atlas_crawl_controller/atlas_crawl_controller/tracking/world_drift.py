@@ -43,17 +43,21 @@ class WorldDrift:
     :math:`x^*_{l} = D_l^{-1} x_{plan,l}`, with :math:`D_l` latched when limb ``l`` lifts off: a swing lands where the
     plan wants it in the real world, and a limb in stance keeps its target (moving it would drag the limb). The heading
     of the orientation holds maps with the current :math:`D`, as do the sensed CoM and contacts (the CoM modulation's
-    support polygon); the plan's CoM keeps its place against the stance targets (:meth:`plan_com_to_iik`). The fit
+    support polygon), and so does the plan's CoM (``com_target`` "current"; "stance": it keeps its place against the
+    stance targets, :meth:`plan_com_to_iik`). The fit
     compares the IIK's targets with the sensed contact sites, so it takes in a limb that landed off its target as well
     as slip (composing the slip of the sensed sites alone, which also move as a knee or wrist rolls, made a 1 m arc
     close at 0.73 m).
     Without it, a 1 m arc drifted 47° between the two worlds in 10 cycles and closed at 0.65 m (README, issue 12)."""
 
-    def __init__(self, enabled: bool = False, time_constant_s: float = 0.5):
+    def __init__(self, enabled: bool = False, time_constant_s: float = 0.5, com_target: str = "current"):
         if not (math.isfinite(time_constant_s) and time_constant_s >= 0):
             raise TrackerError(f"drift time constant must be finite and >= 0, got {time_constant_s}")
+        if com_target not in ("current", "stance"):
+            raise TrackerError(f"drift com_target must be 'current' or 'stance', got {com_target!r}")
         self.enabled = bool(enabled)
         self.time_constant_s = float(time_constant_s)
+        self.com_target = com_target
         self.start()
 
     def start(self) -> None:
@@ -104,15 +108,16 @@ class WorldDrift:
         return out
 
     def plan_com_to_iik(self, xy):
-        """The plan's CoM target (2,) or None in the IIK's world, where it stands against the stance targets as it
-        stands against the plan's stance contacts: mapped by the fit from those contacts to the IIK's stance targets of
-        the last :meth:`targets` (each latched when its limb lifted off), or by the current :math:`D` with fewer than
-        two in stance. Mapped by the current :math:`D` while the contacts slide (a slope at friction 0.5), the target
-        left the support the stance targets make, and the turn on the spot fell."""
+        """The plan's CoM target (2,) or None in the IIK's world. ``com_target`` "current": by the current :math:`D`
+        (:meth:`to_iik`). "stance": where it stands against the stance targets as it stands against the plan's stance
+        contacts, mapped by the fit from those contacts to the IIK's stance targets of the last :meth:`targets` (each
+        latched when its limb lifted off; the current :math:`D` with fewer than two in stance). Mapped by the current
+        :math:`D` while the contacts slide (a slope at friction 0.5), the target left the support the stance targets
+        make, and the turn on the spot fell; see the parameter's description for what "stance" costs."""
         if xy is None or not self.enabled:
             return xy
         st = self._stance
-        if self.last is None or st.sum() < 2:
+        if self.com_target == "current" or self.last is None or st.sum() < 2:
             return self.to_iik(xy)
         th, t = fit_planar_rigid(self._plan[st, :2], self.last[st, :2])
         return _rot(th) @ np.asarray(xy, float)[:2] + t
