@@ -347,7 +347,8 @@ def test_diagonal_pair_samples_swing_the_pair_and_ride_the_support_diagonal():
 def test_steps_carry_the_planned_heading_which_leads_the_pattern_in_a_diagonal_turn():
     """The references' heading_rad is the plan's (what sample() gives at each step's end). Turning on the spot in
     diagonal pairs, the contact pattern's heading lags it by half a step's yaw: the core used to hold the body there
-    (session 24: the graph's diagonal turn circled at 0.19-0.24 m against the runner's 0.05 m)."""
+    (session 24: these steps replayed as the core's segments in the runner circled at 0.13 m with the pattern's
+    heading, 0.05 m with the plan's)."""
     from atlas_crawl_controller.cartesian import pattern_heading_rad
     g = gen(CrawlCommand(0.0, 0.0, 0.3), cycles=2, **PAIRS)
     t = 0.0

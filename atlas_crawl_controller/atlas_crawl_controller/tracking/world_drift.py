@@ -44,10 +44,9 @@ class WorldDrift:
     plan wants it in the real world, and a limb in stance keeps its target (moving it would drag the limb). The heading
     of the orientation holds maps with the current :math:`D`, as do the sensed CoM and contacts (the CoM modulation's
     support polygon), and so does the plan's CoM (``com_target`` "current"; "stance": it keeps its place against the
-    stance targets, :meth:`plan_com_to_iik`). The fit
-    compares the IIK's targets with the sensed contact sites, so it takes in a limb that landed off its target as well
-    as slip (composing the slip of the sensed sites alone, which also move as a knee or wrist rolls, made a 1 m arc
-    close at 0.73 m).
+    stance targets, :meth:`plan_com_to_iik`). The fit compares the IIK's targets with the sensed contact sites, so it
+    takes in a limb that landed off its target as well as slip (composing the slip of the sensed sites alone, which
+    also move as a knee or wrist rolls, made a 1 m arc close at 0.73 m).
     Without it, a 1 m arc drifted 47° between the two worlds in 10 cycles and closed at 0.65 m (README, issue 12)."""
 
     def __init__(self, enabled: bool = False, time_constant_s: float = 0.5, com_target: str = "current"):
