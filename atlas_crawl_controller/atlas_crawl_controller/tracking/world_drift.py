@@ -23,11 +23,11 @@ def fit_planar_rigid(src_xy, dst_xy):
     sc, dc = s.mean(axis=0), d.mean(axis=0)
     a, b = s - sc, d - dc
     th = math.atan2(float(np.sum(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0])), float(np.sum(a * b)))
-    c, sn = math.cos(th), math.sin(th)
-    return th, dc - np.array([[c, -sn], [sn, c]]) @ sc
+    return th, dc - _rot(th) @ sc
 
 
 def _rot(th: float) -> np.ndarray:
+    """The planar rotation matrix :math:`R(\theta)`."""
     c, s = math.cos(th), math.sin(th)
     return np.array([[c, -s], [s, c]])
 
@@ -70,8 +70,7 @@ class WorldDrift:
     @staticmethod
     def inverse(yaw, shift, xy):
         """:math:`D^{-1}` of the map (yaw, shift) applied to the points ``xy`` (..., 2)."""
-        c, s = math.cos(yaw), math.sin(yaw)
-        return (np.asarray(xy, float) - shift) @ np.array([[c, -s], [s, c]])
+        return (np.asarray(xy, float) - shift) @ _rot(yaw)
 
     def observe(self, sensed_contacts, touch, stance, dt_s: float) -> None:
         """Update :math:`D` from the stance contacts in touch (sensed, measured world) against the targets the IIK
