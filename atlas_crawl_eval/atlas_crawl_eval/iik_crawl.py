@@ -149,7 +149,7 @@ class TrackConfig:
     hold_orientation: tuple = tuple(_D["orientation_hold_frames"])
     world_drift: bool = _D["world_drift.enabled"]
     world_drift_time_constant_s: float = _D["world_drift.time_constant_s"]
-    world_drift_com_target: str = _D["world_drift.com_target"]
+    world_drift_max_correction_m: float = _D["world_drift.max_correction_m"]
     lookahead_s: float = _D["com.lookahead_s"]
     seed: str = _D["seed"]
     convergence_m: float = _D["iik.convergence_m"]
@@ -227,7 +227,7 @@ def tracker_params(cfg: TrackConfig) -> dict:
             "seed": cfg.seed, "stance_source": cfg.stance, "stance_hold": cfg.hold, "support_source": cfg.support,
             "orientation_hold_frames": list(cfg.hold_orientation), "world_drift.enabled": cfg.world_drift,
             "world_drift.time_constant_s": cfg.world_drift_time_constant_s,
-            "world_drift.com_target": cfg.world_drift_com_target,
+            "world_drift.max_correction_m": cfg.world_drift_max_correction_m,
             "iik.max_iterations": _D["iik.max_iterations"],
             "iik.convergence_m": cfg.convergence_m, "iik.iterations_per_update": cfg.iterations_per_update,
             "weights.stance": cfg.stance_weight, "weights.swing": cfg.swing_weight,
@@ -629,7 +629,7 @@ def track_config_from_args(a) -> TrackConfig:
                        press_m=a.press, seek_m_s=a.seek, support=a.support, lookahead_s=a.lookahead, com_rate_m_s=a.com_rate, stance_weight=a.stance_weight, com_weight=a.com_weight,
                        hold_orientation=tuple(a.hold_ori.split(",")) if a.hold_ori else (),
                        world_drift=a.world_drift, world_drift_time_constant_s=a.world_drift_time_constant,
-                       world_drift_com_target=a.world_drift_com_target,
+                       world_drift_max_correction_m=a.world_drift_max_correction,
                        iterations_per_update=a.iterations_per_update)
 
 
@@ -657,8 +657,9 @@ def add_track_args(ap):
                     help="map swing targets into the IIK's world by the world drift measured at the stance contacts")
     ap.add_argument("--world-drift-time-constant", type=float, default=_D["world_drift.time_constant_s"],
                     help="s, filter of the measured world drift")
-    ap.add_argument("--world-drift-com-target", choices=["current", "stance"], default=_D["world_drift.com_target"],
-                    help="the plan's CoM target mapped by the current drift, or kept against the stance targets")
+    ap.add_argument("--world-drift-max-correction", type=float, default=_D["world_drift.max_correction_m"],
+                    help="m, how far the drift mapping may move a swing or CoM target from where the held support "
+                         "puts it (10: unbounded)")
     ap.add_argument("--stance-weight", type=float, default=_D["weights.stance"])
     ap.add_argument("--com-weight", type=float, default=_D["weights.com"])
     ap.add_argument("--com-modulation", action="store_true")

@@ -157,7 +157,7 @@ class CrawlTracker:
                    weights={k: p["weights." + k] for k in ("stance", "swing", "pelvis", "com")},
                    margin_m=p["com.margin_m"], iterations_per_update=p["iik.iterations_per_update"],
                    world_drift=WorldDrift(p["world_drift.enabled"], p["world_drift.time_constant_s"],
-                                          p["world_drift.com_target"]))
+                                          p["world_drift.max_correction_m"]))
 
     # ------------------------------------------------------------------------------------------------ life cycle
     def start(self, plan, sensed, q_command: np.ndarray) -> None:

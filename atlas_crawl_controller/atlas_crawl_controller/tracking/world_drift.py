@@ -43,20 +43,28 @@ class WorldDrift:
     :math:`x^*_{l} = D_l^{-1} x_{plan,l}`, with :math:`D_l` latched when limb ``l`` lifts off: a swing lands where the
     plan wants it in the real world, and a limb in stance keeps its target (moving it would drag the limb). The heading
     of the orientation holds maps with the current :math:`D`, as do the sensed CoM and contacts (the CoM modulation's
-    support polygon), and so does the plan's CoM (``com_target`` "current"; "stance": it keeps its place against the
-    stance targets, :meth:`plan_com_to_iik`). The fit compares the IIK's targets with the sensed contact sites, so it
-    takes in a limb that landed off its target as well as slip (composing the slip of the sensed sites alone, which
-    also move as a knee or wrist rolls, made a 1 m arc close at 0.73 m).
-    Without it, a 1 m arc drifted 47° between the two worlds in 10 cycles and closed at 0.65 m (README, issue 12)."""
+    support polygon). The fit compares the IIK's targets with the sensed contact sites, so it takes in a limb that
+    landed off its target as well as slip (composing the slip of the sensed sites alone, which also move as a knee or
+    wrist rolls, made a 1 m arc close at 0.73 m).
+    Without it, a 1 m arc drifted 47° between the two worlds in 10 cycles and closed at 0.65 m (README, issue 12).
 
-    def __init__(self, enabled: bool = False, time_constant_s: float = 0.5, com_target: str = "current"):
+    **Bounded correction.** While the contacts slide (a slope at friction 0.5) :math:`D` runs away from the
+    :math:`D_l` the stance limbs latched, and a full mapping both steps ever further to make up the slip, which
+    slides the contacts more (a one-limb turn: D's yaw to −80° in 3 cycles, the robot turning the wrong way), and puts
+    the CoM target off the support the IIK holds. So a swing target and the plan's CoM go where the held support
+    puts them, :math:`F` (:func:`fit_planar_rigid` from the plan's held stance contacts to the IIK's targets for them),
+    moved towards the full mapping by at most ``max_correction_m``:
+    :math:`x^* = F x + \mathrm{clip}(D^{-1} x - F x, c_{max})`. With a steady drift :math:`F \approx D^{-1}` and
+    nothing changes."""
+
+    def __init__(self, enabled: bool = False, time_constant_s: float = 0.5, max_correction_m: float = math.inf):
         if not (math.isfinite(time_constant_s) and time_constant_s >= 0):
             raise TrackerError(f"drift time constant must be finite and >= 0, got {time_constant_s}")
-        if com_target not in ("current", "stance"):
-            raise TrackerError(f"drift com_target must be 'current' or 'stance', got {com_target!r}")
+        if not max_correction_m >= 0:
+            raise TrackerError(f"drift max_correction_m must be >= 0, got {max_correction_m}")
         self.enabled = bool(enabled)
         self.time_constant_s = float(time_constant_s)
-        self.com_target = com_target
+        self.max_correction_m = float(max_correction_m)
         self.start()
 
     def start(self) -> None:
@@ -95,9 +103,13 @@ class WorldDrift:
         out = np.asarray(targets, float).copy()
         if not self.enabled:
             return out
+        fit = self._support_fit(np.asarray(cur_stance, bool) & np.asarray(nxt_stance, bool))
         for i in range(4):
             if not cur_stance[i] or not nxt_stance[i]:
                 self.limb[i] = (self.yaw, self.shift.copy())
+                if fit is not None:
+                    to = self._bounded(out[i, :2], fit)
+                    self.limb[i] = (-fit[0], out[i, :2] - _rot(-fit[0]) @ to)   # the rigid map D_l sending it there
             y, s = self.limb[i]
             out[i, :2] = self.inverse(y, s, out[i, :2])
         self.last = out
@@ -106,19 +118,30 @@ class WorldDrift:
         return out
 
     def plan_com_to_iik(self, xy):
-        """The plan's CoM target (2,) or None in the IIK's world. ``com_target`` "current": by the current :math:`D`
-        (:meth:`to_iik`). "stance": where it stands against the stance targets as it stands against the plan's stance
-        contacts, mapped by the fit from those contacts to the IIK's stance targets of the last :meth:`targets` (each
-        latched when its limb lifted off; the current :math:`D` with fewer than two in stance). Mapped by the current
-        :math:`D` while the contacts slide (a slope at friction 0.5), the target left the support the stance targets
-        make, and the turn on the spot fell; see the parameter's description for what "stance" costs."""
+        """The plan's CoM target (2,) or None in the IIK's world: where the held support puts it, moved towards the
+        current :math:`D` by at most ``max_correction_m`` (the class docstring; the current :math:`D` alone with fewer
+        than two limbs held in stance)."""
         if xy is None or not self.enabled:
             return xy
-        st = self._stance
-        if self.com_target == "current" or self.last is None or st.sum() < 2:
-            return self.to_iik(xy)
-        th, t = fit_planar_rigid(self._plan[st, :2], self.last[st, :2])
-        return _rot(th) @ np.asarray(xy, float)[:2] + t
+        fit = self._support_fit(self._stance)
+        return self.to_iik(xy) if fit is None else self._bounded(np.asarray(xy, float)[:2], fit)
+
+    def _support_fit(self, held):
+        """:math:`F` (θ, t): the fit from the plan's contacts to the IIK's targets of the last solve over the limbs
+        ``held`` in stance then and now; None when unbounded, before a solve or with fewer than two."""
+        if not math.isfinite(self.max_correction_m) or self.last is None:
+            return None
+        h = np.asarray(held, bool) & self._stance
+        if h.sum() < 2:
+            return None
+        return fit_planar_rigid(self._plan[h, :2], self.last[h, :2])
+
+    def _bounded(self, xy, fit):
+        r""":math:`F x + \mathrm{clip}(D^{-1} x - F x, c_{max})` of the plan point ``xy`` (2,)."""
+        at = _rot(fit[0]) @ xy + fit[1]
+        d = self.inverse(self.yaw, self.shift, xy) - at
+        n = float(np.linalg.norm(d))
+        return at + (d if n <= self.max_correction_m else d * (self.max_correction_m / n))
 
     def heading(self, heading_rad: float) -> float:
         return heading_rad - self.yaw if self.enabled else heading_rad
