@@ -494,6 +494,31 @@ def test_generator_resyncs_to_the_positions_of_the_support_message(with_position
         assert gen.get("resync_m", 0.0) == 0.0
 
 
+@pytest.mark.parametrize("turn_resync_m", [None, 0.2])
+def test_a_diagonal_turn_on_the_spot_keeps_its_pivot(turn_resync_m):
+    """A diagonal Turn does not re-sync its pattern to the measured contacts by default
+    (generator.diagonal_turn_max_resync_m 0, as in the sampling runner): re-synced each cycle, its pivot followed the
+    landing errors and the CoM circled at 0.17-0.25 m through the graph (0.06-0.07 m without; session 25)."""
+    pytest.importorskip("atlas_crawl_msgs.msg")
+    over = {"generator.enabled": True}
+    if turn_resync_m is not None:
+        over["generator.diagonal_turn_max_resync_m"] = turn_resync_m
+    p = parameter_set().values(over)
+    goal = SimpleNamespace(direction=0, angle_rad=0.0, cycles=3, speed_scale=1.0, method=1, gait=1)
+    g, why = validate_turn(goal, p, iik_available=True)
+    assert g is not None and g.gait == "diagonal", why
+    h = LaggingHarness(p, True)
+    h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    gen = h.seq._run.gen
+    h.run(60.0)
+    if turn_resync_m is None:
+        assert gen.get("resync_m", 0.0) == 0.0
+    else:
+        assert gen["resync_m"] == pytest.approx(2 * 0.05, abs=0.02)   # two cycle boundaries, 5 cm each
+
+
 def test_crawl_that_went_the_wrong_way_is_not_a_success():
     """The Harness's odometry moves the pelvis forward whatever is played: a backward crawl ends 'aborted' with the
     signed distance (issue 10: backward crawls that went forward used to report SUCCEEDED)."""
