@@ -408,11 +408,13 @@ class _Run:
     postures: List[str] = field(default_factory=list)    # recovery runs: posture estimated before each stage
     settle_since: Optional[float] = None       # recovery runs: start of the settle wait after a stage
     stopping: str = ""                         # velocity runs: why the crawl stops after the step in flight
+    deferred: bool = False                     # Cartesian Crawl/Turn: planned once the start posture is reached
 
 
 def _names_scripts(key: str, value) -> bool:
     """Parameters whose value is a key-frame script expression (loaded to validate a change)."""
-    return key.startswith("gaits.") or key.startswith("recover.from_") or (key == "protect_script" and value != "")
+    return key.startswith("gaits.") or key.startswith("recover.from_") or \
+        (key in ("protect_script", "generator.start_posture") and value != "")
 
 
 class GaitSequencer:
@@ -530,52 +532,80 @@ class GaitSequencer:
             per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
             steps_total = len(steps)
             gen = None
-        else:
+        elif goal.kind in self.params["generator.start_posture_goals"] and self.params["generator.start_posture"]:
             if support is None or getattr(support, "positions", None) is None:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
-            # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
-            # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
-            from .cartesian import crawl_generator, generator_cycle, reposition_steps, turn_generator
-            h0 = heading_from_quat(pose0[3:7])
-            pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
-                                       0.08, 0.05)
-            for r in pre:
-                r.update(cycle=0, index=0, last_in_cycle=False)
-            if goal.kind == CRAWL_TO and self.params["crawl_to.reverse"] and goal.direction > 0 and \
-                    self._law_command(goal, pose0)[0].vx_m_per_s < 0:      # a target behind: start backward
-                goal = replace(goal, direction=-1)
-            cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
-            if goal.kind == TURN:        # on the spot: the command is the gait's turn rate alone
-                sense = goal.turn_sense or (1.0 if goal.angle_rad > 0 else -1.0)
-                gen_obj = turn_generator(c0, support.com_xy, h0, goal.cycles, sense,
-                                         self._goal_generator_params(goal))
-            elif cmd0 is None:
-                gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
-                                          params=self._goal_generator_params(goal))
-            else:
-                from .gait_generator import CrawlGaitGenerator
-                gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
-                                             self.generator_params)
-            self._use_map(gen_obj, support)
-            raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
-            com = goal.method == "com_modulated"
-            steps = [_cartesian_step(0, i, r, i == len(raw) - 1, com) for i, r in enumerate(raw)]
-            script = None
-            per_cycle = len(raw) - len(pre)
-            steps_total = len(pre) + per_cycle * goal.cycles
-            planned = 1
-            gen = dict(gen=gen_obj, n_pre=len(pre), com=com, cmd=cmd0, law_phase="", dist0=None)
-            if goal.kind == CRAWL_TO:
-                from .velocity_command import pose_errors
-                gen["dist0"] = pose_errors(goal.target, pose0[:2], h0)["distance_m"]
-                gen["law_phase"] = self._law_command(goal, pose0)[1]
+            kf = self._load(self.params["generator.start_posture"]).keyframes[-1]
+            steps = [_Step(0, 0, "reposition_posture", kf.q.copy(), float(self.params["generator.start_posture_s"]),
+                           np.ones(4, bool), kf.selected.copy())]
+            script, per_cycle, steps_total, gen = None, 1, 1, None
+        else:
+            steps, per_cycle, steps_total, gen, goal = self._plan_cartesian(goal, pose0, support)
+            script, planned = None, 1
         run = _Run(goal=goal, script=script, t_start=0.0, pose0=pose0, steps_total=steps_total,
                    per_cycle=per_cycle, steps=steps, planned_cycles=planned,
                    dynamic=not getattr(script, "static_stability", True) if script is not None else
                    goal.gait == "diagonal")
         if goal.method != "keyframe":
             run.gen = gen
+            run.deferred = gen is None and self.params["generator.enabled"]
         return run
+
+    def _plan_cartesian(self, goal: MotionGoal, pose0, support):
+        """(steps, per_cycle, steps_total, generator state, goal) of a Cartesian goal run by the gait generator from
+        the pose ``pose0`` and the support state now: cycle 0 = the reposition to the nominal stance + one generated
+        cycle."""
+        if support is None or getattr(support, "positions", None) is None:
+            raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
+        # closed-loop gait generator (issue 12): cycle 0 = reposition to the nominal stance + one generated cycle;
+        # every later cycle is generated at the cycle boundary from the last targets and the measured pelvis
+        from .cartesian import crawl_generator, generator_cycle, reposition_steps, turn_generator
+        h0 = heading_from_quat(pose0[3:7])
+        pre, c0 = reposition_steps(support.positions, h0, 0.8 * goal.time_scale, 0.6 * goal.time_scale,
+                                   0.08, 0.05)
+        for r in pre:
+            r.update(cycle=0, index=0, last_in_cycle=False)
+        if goal.kind == CRAWL_TO and self.params["crawl_to.reverse"] and goal.direction > 0 and \
+                self._law_command(goal, pose0)[0].vx_m_per_s < 0:      # a target behind: start backward
+            goal = replace(goal, direction=-1)
+        cmd0 = self._initial_command(goal, pose0) if goal.kind in (VELOCITY, CRAWL_TO) else None
+        if goal.kind == TURN:        # on the spot: the command is the gait's turn rate alone
+            sense = goal.turn_sense or (1.0 if goal.angle_rad > 0 else -1.0)
+            gen_obj = turn_generator(c0, support.com_xy, h0, goal.cycles, sense,
+                                     self._goal_generator_params(goal))
+        elif cmd0 is None:
+            gen_obj = crawl_generator(c0, support.com_xy, h0, goal.cycles, goal.direction,
+                                      params=self._goal_generator_params(goal))
+        else:
+            from .gait_generator import CrawlGaitGenerator
+            gen_obj = CrawlGaitGenerator(c0, np.asarray(support.com_xy, float)[:2], h0, cmd0, goal.cycles,
+                                         self.generator_params)
+        self._use_map(gen_obj, support)
+        raw = pre + generator_cycle(gen_obj, 0, goal.time_scale)
+        com = goal.method == "com_modulated"
+        steps = [_cartesian_step(0, i, r, i == len(raw) - 1, com) for i, r in enumerate(raw)]
+        per_cycle = len(raw) - len(pre)
+        steps_total = len(pre) + per_cycle * goal.cycles
+        gen = dict(gen=gen_obj, n_pre=len(pre), com=com, cmd=cmd0, law_phase="", dist0=None)
+        if goal.kind == CRAWL_TO:
+            from .velocity_command import pose_errors
+            gen["dist0"] = pose_errors(goal.target, pose0[:2], h0)["distance_m"]
+            gen["law_phase"] = self._law_command(goal, pose0)[1]
+        return steps, per_cycle, steps_total, gen, goal
+
+    def _plan_deferred(self, run: _Run, support, pose) -> str:
+        """The Cartesian plan of a goal that first moved into ``generator.start_posture``, from the support state and
+        pose now (where that move left the contacts). Returns "" or the reason it cannot be planned."""
+        try:
+            steps, per_cycle, steps_total, gen, goal = self._plan_cartesian(run.goal, pose, support)
+        except Exception as e:     # noqa: BLE001 (no support state, a command the generator refuses): abort
+            return f"cannot plan the gait after the start posture: {e}"
+        off = len(run.steps)
+        gen["n_pre"] += off
+        run.steps.extend(replace(st, index=off + i) for i, st in enumerate(steps))
+        run.per_cycle, run.steps_total, run.gen, run.goal = per_cycle, off + steps_total, gen, goal
+        run.planned_cycles, run.deferred = 1, False
+        return ""
 
     def start_prepared(self, run: _Run, t: float) -> None:
         """Begin a planned goal at sim time ``t`` (fast). Raises RuntimeError if busy."""
@@ -784,6 +814,11 @@ class GaitSequencer:
             more = self._plan(run.script, run.goal, run.planned_cycles, 1)
             run.planned_cycles += 1
             run.steps.extend(more)
+        if nxt >= len(run.steps) and run.deferred and not run.cancel:
+            why = self._plan_deferred(run, support, pose)
+            if why:
+                out.outcome = self._finish("aborted", why, t, pose)
+                return out
         if run.gen is not None and pose is not None:
             self._track_heading(run, pose)
             self._track_generator(run, t, pose, moving=nxt >= run.gen["n_pre"])

@@ -28,6 +28,10 @@ def loader(name):
     return parse_script(dict(SCRIPT, name=name))
 
 
+#: the generator's tests plan at the goal's start (no joint-space move into generator.start_posture first)
+NO_POSTURE = {"generator.enabled": True, "generator.start_posture": ""}
+
+
 class Harness:
     """Sequencer + controller core + ideal plant; support state follows the planned stance of the last key-frame."""
 
@@ -320,7 +324,7 @@ def test_cartesian_turn_goal_runs_the_generator_turning_on_the_spot():
     """Turn with a Cartesian method: validated like Crawl (enums, IIK available, no diagonal key-frame turn, the
     generator on), then the gait generator with the command (0, 0, ±turn rate) of the gait; a right turn steps the
     mirrored order, a diagonal turn uses the diagonal_pairs.turn values."""
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     T = lambda **kw: SimpleNamespace(**dict(dict(direction=0, angle_rad=0.0, cycles=2, speed_scale=1.0, method=1,  # noqa
                                                  gait=0), **kw))
     assert validate_turn(T(), p)[0] is None                                          # IIK not available
@@ -352,7 +356,7 @@ def test_cartesian_turn_goal_runs_the_generator_turning_on_the_spot():
 def test_cartesian_crawl_generator_replans_each_cycle():
     """generator.enabled: cycle 0 = reposition + one generated cycle; each later cycle is generated at the cycle
     boundary from the last targets (here 2 cycles: the second exists only after the first ran)."""
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     g, why = validate_crawl(crawl_goal(method=1, cycles=2, speed_scale=3.0), p, iik_available=True)
     assert g is not None, why
     h = Harness(p)
@@ -373,7 +377,7 @@ def test_cartesian_crawl_plans_on_the_height_map_or_says_why_it_is_blind(stale):
     """Issue 13 §2 through the sequencer: a fresh map of a 5.7 deg slope puts the landing heights on it (the start
     offsets kept); a map older than terrain.max_age_s plans blind (heights as they stand) and says so."""
     from atlas_crawl_controller.height_map import HeightMap
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     g, why = validate_crawl(crawl_goal(method=1, cycles=2, speed_scale=3.0), p, iik_available=True)
     h = Harness(p)
     h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
@@ -478,7 +482,7 @@ def test_generator_resyncs_to_the_positions_of_the_support_message(with_position
     footholds to a lagging robot at each cycle boundary (without them it never did, and the graph's backward
     Cartesian crawl aborted with 'target of LK is 1.17 m from the pelvis')."""
     pytest.importorskip("atlas_crawl_msgs.msg")
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     g, why = validate_crawl(crawl_goal(method=1, cycles=3, speed_scale=3.0), p, iik_available=True)
     assert g is not None, why
     h = LaggingHarness(p, with_positions)
@@ -494,13 +498,69 @@ def test_generator_resyncs_to_the_positions_of_the_support_message(with_position
         assert gen.get("resync_m", 0.0) == 0.0
 
 
+@pytest.mark.parametrize("kind", ["crawl", "turn"])
+def test_a_cartesian_goal_first_moves_into_the_start_posture_then_plans_from_there(kind):
+    """generator.start_posture (default crawl_stance_nominal, the sampling runner's start): a Cartesian Crawl or Turn
+    sends one joint-space key-frame step into it, marked as preparation (``reposition_*``), and plans its gait only
+    once that step is reached, from the contacts measured then; without positions then it aborts with the reason."""
+    assert parameter_set().values({})["generator.start_posture_goals"] == ["turn"]
+    p = parameter_set().values({"generator.enabled": True, "generator.start_posture_goals": ["crawl", "turn"]})
+    assert p["generator.start_posture"] == "crawl_stance_nominal"
+    if kind == "crawl":
+        g, why = validate_crawl(crawl_goal(method=1, cycles=1), p, iik_available=True)
+    else:
+        g, why = validate_turn(SimpleNamespace(direction=0, angle_rad=0.0, cycles=1, speed_scale=1.0, method=1,
+                                               gait=0), p, iik_available=True)
+    assert g is not None, why
+    c0 = np.array([[0.62, 0.22, 0.0], [0.62, -0.22, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
+    moved = c0 + [0.3, 0.1, 0.0]                     # where the posture move left the contacts
+
+    class Moved(Harness):
+        def support(self):
+            s = SimpleNamespace(in_contact=np.ones(4, bool), stability_margin_m=0.1, statically_stable=True,
+                                age_s=0.0, com_xy=np.array([0.55, 0.1]))
+            if self.refs and self.refs[0].mode == Mode.KEYFRAME:
+                s.positions = moved if self.with_positions else None
+            return s
+
+    for with_positions in (True, False):
+        h = Moved(p)
+        h.with_positions = with_positions
+        h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+        h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+        assert h.seq._run.gen is None and h.seq._run.deferred
+        out = h.run(30.0)
+        first = h.refs[0]
+        assert first.mode == Mode.KEYFRAME and first.duration_s == p["generator.start_posture_s"]
+        kf = loader(p["generator.start_posture"]).keyframes[-1]
+        assert np.allclose(first.joint_positions_rad, kf.q[kf.selected])
+        assert h.feedback[0]["phase"] == "moving:reposition_posture"
+        if not with_positions:
+            assert out.status == "aborted" and "cannot plan the gait after the start posture" in out.reason, out
+            assert len(h.refs) == 1
+            continue
+        # the harness's pelvis does not yaw: the turn ends "no progress", after its gait
+        assert out is not None and (out.status == "succeeded" or "no progress: turned" in out.reason), out
+        cart = [r for r in h.refs if r.mode == Mode.CARTESIAN]
+        assert cart and all(r.mode == Mode.CARTESIAN for r in h.refs[1:])
+        assert np.allclose(cart[0].contact_targets[:, :2], moved[:, :2])        # planned from there
+    bad = parameter_set().values({"generator.start_posture": "no_such_posture"})
+    assert "generator.start_posture: cannot load" in GaitSequencer(p).check_scripts(bad)
+    # off: the gait is planned at the start, from the contacts then
+    h = Harness(parameter_set().values({"generator.enabled": True, "generator.start_posture_goals": ["turn"]} if
+                                       kind == "crawl" else NO_POSTURE))
+    h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
+    h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
+    assert h.seq._run.gen is not None and not h.seq._run.deferred
+
+
 @pytest.mark.parametrize("turn_resync_m", [None, 0.2])
 def test_a_diagonal_turn_on_the_spot_keeps_its_pivot(turn_resync_m):
     """A diagonal Turn does not re-sync its pattern to the measured contacts by default
     (generator.diagonal_turn_max_resync_m 0, as in the sampling runner): re-synced each cycle, its pivot followed the
     landing errors and the CoM circled at 0.17-0.25 m through the graph (0.06-0.07 m without; session 25)."""
     pytest.importorskip("atlas_crawl_msgs.msg")
-    over = {"generator.enabled": True}
+    over = dict(NO_POSTURE)
     if turn_resync_m is not None:
         over["generator.diagonal_turn_max_resync_m"] = turn_resync_m
     p = parameter_set().values(over)
@@ -550,7 +610,7 @@ def test_turn_that_went_the_wrong_way_is_not_a_success():
 def test_generator_parameters_reach_the_planned_goal():
     """set_generator_params (the node's gait_generator.* parameters): the goals planned afterwards run a generator
     with those values (here a faster timing: the generated cycle's shift steps last t_shift_s x time scale)."""
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     g, why = validate_crawl(crawl_goal(method=1, cycles=1), p, iik_available=True)
     assert g is not None, why
     c0 = np.array([[0.66, 0.22, 0.0], [0.66, -0.22, 0.0], [0.0, 0.26, 0.0], [0.0, -0.26, 0.0]])
@@ -577,7 +637,7 @@ def test_crawl_to_backs_up_to_a_target_behind_with_a_new_backward_gait():
     other direction from the four-point stance the running one ends on (crawl_to.reverse); the next cycle's limb
     targets move backward. With reverse off the run stays forward and is never commanded backward."""
     from atlas_crawl_controller.gait_sequencer import validate_crawl_to
-    p = parameter_set().values({"generator.enabled": True})
+    p = parameter_set().values(NO_POSTURE)
     goal = SimpleNamespace(x_m=0.5, y_m=0.0, yaw_rad=0.0, position_tolerance_m=0.02, yaw_tolerance_rad=0.05,
                            max_cycles=6, timeout_s=0.0)
     g, why = validate_crawl_to(goal, p, iik_available=True)
