@@ -106,10 +106,11 @@ class WorldDrift:
         fit = self._support_fit(np.asarray(cur_stance, bool) & np.asarray(nxt_stance, bool))
         for i in range(4):
             if not cur_stance[i] or not nxt_stance[i]:
-                self.limb[i] = (self.yaw, self.shift.copy())
-                if fit is not None:
+                if fit is None:
+                    self.limb[i] = (self.yaw, self.shift.copy())
+                else:       # D_l: the rigid map (F's rotation) that sends the plan's point to the bounded target
                     to = self._bounded(out[i, :2], fit)
-                    self.limb[i] = (-fit[0], out[i, :2] - _rot(-fit[0]) @ to)   # the rigid map D_l sending it there
+                    self.limb[i] = (-fit[0], out[i, :2] - _rot(-fit[0]) @ to)
             y, s = self.limb[i]
             out[i, :2] = self.inverse(y, s, out[i, :2])
         self.last = out
