@@ -509,7 +509,7 @@ class GaitSequencer:
         if goal.kind == RECOVER or (self.params["auto_recover"] and self.needs_recovery(goal, pelvis_pose)):
             return self._prepare_recover(goal, pelvis_pose)
         pose0 = np.asarray(pelvis_pose, float).copy()
-        planned = 0
+        planned, deferred = 0, False
         if goal.method == "keyframe":
             script = self._load(goal.script)
             if goal.reverse:
@@ -538,7 +538,7 @@ class GaitSequencer:
             kf = self._load(self.params["generator.start_posture"]).keyframes[-1]
             steps = [_Step(0, 0, "reposition_posture", kf.q.copy(), float(self.params["generator.start_posture_s"]),
                            np.ones(4, bool), kf.selected.copy())]
-            script, per_cycle, steps_total, gen = None, 1, 1, None
+            script, per_cycle, steps_total, gen, deferred = None, 1, 1, None, True
         else:
             steps, per_cycle, steps_total, gen, goal = self._plan_cartesian(goal, pose0, support)
             script, planned = None, 1
@@ -547,8 +547,7 @@ class GaitSequencer:
                    dynamic=not getattr(script, "static_stability", True) if script is not None else
                    goal.gait == "diagonal")
         if goal.method != "keyframe":
-            run.gen = gen
-            run.deferred = gen is None and self.params["generator.enabled"]
+            run.gen, run.deferred = gen, deferred
         return run
 
     def _plan_cartesian(self, goal: MotionGoal, pose0, support):
