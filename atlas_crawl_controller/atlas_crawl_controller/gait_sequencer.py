@@ -409,6 +409,7 @@ class _Run:
     settle_since: Optional[float] = None       # recovery runs: start of the settle wait after a stage
     stopping: str = ""                         # velocity runs: why the crawl stops after the step in flight
     deferred: bool = False                     # Cartesian Crawl/Turn: planned once the start posture is reached
+    confirm: Optional[tuple] = None            # (Outcome, t): goal met, holding the end stance (success.confirm_*)
 
 
 def _names_scripts(key: str, value) -> bool:
@@ -740,6 +741,8 @@ class GaitSequencer:
         fell = self._fall_tick(run, t, pelvis_pose, support, pose)
         if fell is not None:
             return fell
+        if run.confirm is not None:
+            return self._confirm_tick(run, t, pose)
         p = self.params
         out = TickOutput()
         if run.goal.kind == CRAWL_TO and run.cancel and not run.stopping:
@@ -1196,9 +1199,13 @@ class GaitSequencer:
                       progress=float(np.clip(1.0 - e["distance_m"] / d0, 0.0, 1.0)) if d0 > 0 else 1.0)
         return fb
 
-    def _finish(self, status: str, reason: str, t: float, pose) -> Outcome:
+    def _finish(self, status: str, reason: str, t: float, pose) -> Optional[Outcome]:
+        """The goal's terminal Outcome (the run ends), or None when a met Crawl / Turn / CrawlTo goal first holds its
+        end stance (``success.confirm_*``; :meth:`_confirm_tick` reports it)."""
         run = self._run
         status, reason = self._check_end_posture(run, status, reason, pose)
+        confirm = (status == "succeeded" and run.confirm is None and run.goal.kind in (CRAWL, TURN, CRAWL_TO)
+                   and self.params["success.confirm_min_s"] > 0)
         m = self._measure(run, np.asarray(pose, float))
         extra = f" ({run.support_violations} key-frames lifted a limb without a confirmed support state)" \
             if run.support_violations else ""
@@ -1213,8 +1220,36 @@ class GaitSequencer:
         if run.goal.kind == CRAWL_TO and pose_a.shape == (7,) and np.all(np.isfinite(pose_a)):
             e = self._crawl_to_errors(run, pose_a)
             o.position_error_m, o.yaw_error_rad = e["distance_m"], e["yaw_error_rad"]
+        if confirm:
+            run.confirm, run.phase = (o, float(t)), "confirming"
+            return None
         self._run = None
         return o
+
+    def _confirm_tick(self, run: _Run, t: float, pose) -> TickOutput:
+        """The goal was met: hold its end stance (the controller keeps the last reference) at least
+        ``success.confirm_min_s`` and until the pelvis is still by the ``start_settle.*`` limits, at most
+        ``success.confirm_max_s``, then report the Outcome measured when it was met, if the robot is still up in the
+        crawl stance. A fall meanwhile aborts it (:meth:`_fall_tick`); a cancel ends it as canceled, holding."""
+        o, t0 = run.confirm
+        out = TickOutput()
+        if run.phase != "confirming:end_stance":   # one feedback (graph_trial ends the last gait cycle there)
+            out.feedback = {**self._feedback(run, None, pose, "confirming:end_stance"), "progress": 1.0}
+        p, held = self.params, t - t0
+        if run.cancel:
+            o.status, o.reason = "canceled", f"canceled while holding the end stance {held:.2f} s after the goal " \
+                                             f"was met; holding"
+        elif held < p["success.confirm_min_s"] or (
+                held < p["success.confirm_max_s"] and self.motion.still(
+                    p["start_settle.max_speed_m_per_s"], p["start_settle.max_rate_rad_per_s"]) is False):
+            return out
+        else:
+            status, reason = self._check_end_posture(run, "succeeded", "", pose)
+            if status != "succeeded":
+                o.status, o.reason = status, f"{held:.2f} s after the goal was met: {reason}"
+        self._run = None
+        out.outcome = o
+        return out
 
     # ------------------------------------------------------------------ introspection
     def expected_stance(self) -> np.ndarray:
@@ -1320,7 +1355,8 @@ class GaitSequencer:
             return None
         self.last_fall_abort_t = t
         out = TickOutput(reference=self._protect_reference())
-        out.outcome = self._finish("aborted", f"fell: {fs.reason} (posture {fs.posture})", t, pose)
+        after = "" if run.confirm is None else f" {t - run.confirm[1]:.2f} s after the goal was met"
+        out.outcome = self._finish("aborted", f"fell{after}: {fs.reason} (posture {fs.posture})", t, pose)
         self.falls = getattr(self, "falls", 0) + 1
         return out
 

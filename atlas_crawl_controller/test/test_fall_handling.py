@@ -47,7 +47,7 @@ class Loop:
             self.t += 0.01
             self.seq.observe(self.t, self.pose)
 
-    def run(self, goal, on_phase=None, at_time=None, max_s=400.0):
+    def run(self, goal, on_phase=None, at_time=None, max_s=400.0, every_tick=None):
         self.seq.start_prepared(self.seq.prepare(goal, self.pose), self.t) if hasattr(self.seq, "prepare") \
             else self.seq.start(goal, self.t, self.pose)
         t0 = self.t
@@ -70,6 +70,8 @@ class Loop:
                             self.pose = np.array(new, float)
             if at_time is not None and self.t - t0 >= at_time[0]:
                 self.pose = np.array(at_time[1], float)
+            if every_tick is not None:
+                every_tick(self)
             if out.outcome:
                 return out.outcome
             self.t += 0.01
@@ -135,6 +137,79 @@ def test_crawl_ending_on_its_side_is_not_success():
         return RIGHT_SIDE if ph.endswith(load_script(g.script).keyframes[-1].name) and len(_lp.phases) > 3 else None
     out = lp.run(g, on_phase=last_keyframe)
     assert out.status == "aborted" and out.reason.startswith("fell: "), out
+
+
+def _confirm_start(lp):
+    """Sim time of the "confirming:end_stance" feedback (the goal was met there), or None."""
+    return getattr(lp, "t_met", None)
+
+
+def _mark_met(ph, lp):
+    if ph.startswith("confirming") and not hasattr(lp, "t_met"):
+        lp.t_met = lp.t
+
+
+def test_a_met_goal_is_reported_after_holding_its_end_stance():
+    """success.confirm_*: the outcome comes confirm_min_s after the goal was met (the robot is still here), with the
+    figures of that moment; 0 reports at once, as before."""
+    ends = {}
+    for cmin in (0.0, 0.5):
+        lp = Loop(params=parameter_set().values({"success.confirm_min_s": cmin}))
+        lp.settle()
+        out = lp.run(crawl_goal(lp.p), on_phase=_mark_met)
+        assert out.status == "succeeded" and out.reason == "", out
+        ends[cmin] = (lp.t, out.duration_s, _confirm_start(lp))
+    (t0, d0, met0), (t1, d1, met1) = ends[0.0], ends[0.5]
+    assert met0 is None and met1 is not None                  # only the held run says "confirming"
+    assert d1 == pytest.approx(d0, abs=0.011)                 # measured when met, not when reported
+    assert 0.5 - 1e-6 <= t1 - met1 <= 0.52 and t1 - t0 == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_fall_after_the_goal_was_met_aborts_it():
+    """The robot rolls onto its side while holding the end stance (a diagonal Turn on the 10 deg slope did so 1.7 s
+    after SUCCEEDED in session 25): the goal is aborted "fell ... after the goal was met", not reported succeeded."""
+    lp = Loop(params=parameter_set().values({"success.confirm_min_s": 0.5}))
+    lp.settle()
+
+    def roll_over(ph, lp_):
+        _mark_met(ph, lp_)
+        return RIGHT_SIDE if ph.startswith("confirming") else None
+    out = lp.run(crawl_goal(lp.p), on_phase=roll_over)
+    assert out.status == "aborted" and out.reason.startswith("fell ") and "after the goal was met" in out.reason, out
+    assert lp.t - lp.t_met <= 0.1 and not lp.seq.busy
+
+
+def test_a_robot_still_moving_is_held_up_to_confirm_max_then_judged_on_its_posture():
+    """Sliding on at 0.2 m/s (faster than start_settle.max_speed_m_per_s) but upright: held until confirm_max_s, then
+    succeeded; the same slide ending on the back just before then is aborted, saying how long after the goal."""
+    p = parameter_set().values({"success.confirm_min_s": 0.3, "success.confirm_max_s": 1.5})
+    for end, status in ((None, "succeeded"), (SUPINE, "aborted")):
+        lp = Loop(params=p)
+        lp.settle()
+
+        def slide(lp_, end=end):
+            if hasattr(lp_, "t_met"):
+                lp_.pose[0] += 0.2 * 0.01
+                if end is not None and lp_.t - lp_.t_met > 1.45:
+                    lp_.pose = np.array(end, float)
+        out = lp.run(crawl_goal(lp.p), on_phase=_mark_met, every_tick=slide)
+        assert out.status == status, out
+        assert 1.45 <= lp.t - lp.t_met <= 1.52
+        if status == "aborted":
+            assert "s after the goal was met" in out.reason and "supine" in out.reason, out
+
+
+def test_a_cancel_while_holding_the_end_stance_ends_it_canceled():
+    lp = Loop(params=parameter_set().values({"success.confirm_min_s": 2.0}))
+    lp.settle()
+
+    def cancel(ph, lp_):
+        _mark_met(ph, lp_)
+        if ph.startswith("confirming"):
+            lp_.seq.request_cancel()
+    out = lp.run(crawl_goal(lp.p), on_phase=cancel)
+    assert out.status == "canceled" and "holding the end stance" in out.reason, out
+    assert lp.t - lp.t_met < 0.05
 
 
 @pytest.mark.parametrize("end_pose, ok", [(SUPINE, True), (PRONE, False), (RIGHT_SIDE, False)])

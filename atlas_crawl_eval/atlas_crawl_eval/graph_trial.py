@@ -40,8 +40,9 @@ Measured: ``time_s`` (pose stamps, absolute sim time), ``pelvis_pos_m`` (linear 
 linear interpolation), ``com_pos_m`` and ``contact_pos_m`` (computed from pelvis pose + q with OUR kinematics,
 ``atlas_crawl_kinematics.model.RobotModel`` built from atlas_description's URDF — not the simulator's CoM),
 ``cycle_index`` / ``keyframe_index`` (action feedback, zero-order hold; -1 before the first feedback, after the
-result and while a Cartesian crawl repositions its limbs to its nominal stance (``*:reposition_*`` phases: the
-preparation before its first gait cycle; the runner ``gen_crawl`` starts from that stance)), ``contact_in_touch`` (``/support_state`` in_contact, the graph's contact ESTIMATE, zero-order hold;
+result, while a Cartesian crawl repositions its limbs to its nominal stance (``*:reposition_*`` phases: the
+preparation before its first gait cycle; the runner ``gen_crawl`` starts from that stance) and while the sequencer holds
+the end stance before it reports the result (``confirming:*``, ``success.confirm_*``)), ``contact_in_touch`` (``/support_state`` in_contact, the graph's contact ESTIMATE, zero-order hold;
 all False with a note when the topic is absent). ``planned_stance`` is the same estimated stance (the sequencer's
 plan is not on the public interface), all False without ``/support_state``.
 Placeholders: ``contact_force_n`` = 0, ``ground_points_m`` = NaN, ``meta_fell`` = False (not observed).
@@ -242,8 +243,10 @@ def trial_log_from_recording(rec: GraphRecording, model=None, rate_hz: float = L
     fb = sorted(rec.feedback, key=lambda f: f[0])  # stable: arrival order among equal stamps
     ft = np.array([f[0] for f in fb], float)
     fv = np.array([[f[1], f[2]] for f in fb], dtype=np.int64).reshape(-1, 2)
-    prep = np.array([":reposition" in f[3] for f in fb], bool)
-    fv[prep] = -1   # a Cartesian crawl's reposition to its nominal stance is preparation, not a gait cycle
+    prep = np.array([":reposition" in f[3] or str(f[3]).startswith("confirming") for f in fb], bool)
+    # a Cartesian crawl's reposition to its nominal stance is preparation, the end-stance hold before the result
+    # (success.confirm_*) is not gait: neither is a gait cycle
+    fv[prep] = -1
     held = _hold(ft, fv, grid, -1)
     if rec.result_t_s is not None:
         held[grid > rec.result_t_s] = -1

@@ -122,6 +122,17 @@ def test_reposition_phases_are_not_a_gait_cycle(model, q_stance):
     assert m.velocity_m_s == pytest.approx(0.05, rel=1e-3)
 
 
+def test_the_end_stance_hold_is_not_a_gait_cycle(model, q_stance):
+    """The sequencer holds the end stance before the result (feedback phase confirming:*, success.confirm_*): the
+    last gait cycle ends where the hold starts."""
+    rec = make_recording(straight(0.05, 0.0), q_stance)
+    rec.feedback = [f if f[0] < 9.0 else f[:3] + ("confirming:end_stance",) for f in rec.feedback]
+    log, _ = gt.trial_log_from_recording(rec, model)
+    assert log.cycle_index[(log.time_s > 9.0 + 0.05)].max() == -1
+    m = crawl_metrics(log)
+    assert m.duration_s == pytest.approx(6.0, abs=0.02)                          # cycles 0-2: 3.0 -> 9.0
+
+
 def test_backward_crawl_is_negative_progress(model, q_stance):
     yaw = math.radians(-100.0)
     rec = make_recording(straight(-0.03, yaw), q_stance, js_offset_s=0.003)  # grid off the cycle boundaries
