@@ -139,12 +139,8 @@ def test_crawl_ending_on_its_side_is_not_success():
     assert out.status == "aborted" and out.reason.startswith("fell: "), out
 
 
-def _confirm_start(lp):
-    """Sim time of the "confirming:end_stance" feedback (the goal was met there), or None."""
-    return getattr(lp, "t_met", None)
-
-
 def _mark_met(ph, lp):
+    """on_phase: note the sim time of the first "confirming:end_stance" feedback (the goal was met there)."""
     if ph.startswith("confirming") and not hasattr(lp, "t_met"):
         lp.t_met = lp.t
 
@@ -158,7 +154,7 @@ def test_a_met_goal_is_reported_after_holding_its_end_stance():
         lp.settle()
         out = lp.run(crawl_goal(lp.p), on_phase=_mark_met)
         assert out.status == "succeeded" and out.reason == "", out
-        ends[cmin] = (lp.t, out.duration_s, _confirm_start(lp))
+        ends[cmin] = (lp.t, out.duration_s, getattr(lp, "t_met", None))
     (t0, d0, met0), (t1, d1, met1) = ends[0.0], ends[0.5]
     assert met0 is None and met1 is not None                  # only the held run says "confirming"
     assert d1 == pytest.approx(d0, abs=0.011)                 # measured when met, not when reported
