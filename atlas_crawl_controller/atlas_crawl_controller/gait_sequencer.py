@@ -735,6 +735,8 @@ class GaitSequencer:
         run = self._run
         if run is None:
             return TickOutput()
+        if pelvis_pose is not None and not np.all(np.isfinite(np.asarray(pelvis_pose, float))):
+            pelvis_pose = None     # non-finite: not known this tick (the node's pose_timeout_s bounds how long)
         pose = np.asarray(pelvis_pose if pelvis_pose is not None else run.pose0, float)
         if pelvis_pose is not None:
             self._track_heading(run, pose)   # every tick: keeps the unwrapping increments small
@@ -742,7 +744,7 @@ class GaitSequencer:
         if fell is not None:
             return fell
         if run.confirm is not None:
-            return self._confirm_tick(run, t, pose)
+            return self._confirm_tick(run, t, pelvis_pose)
         p = self.params
         out = TickOutput()
         if run.goal.kind == CRAWL_TO and run.cancel and not run.stopping:
@@ -1230,19 +1232,24 @@ class GaitSequencer:
         """The goal was met: hold its end stance (the controller keeps the last reference) at least
         ``success.confirm_min_s`` and until the pelvis is still by the ``start_settle.*`` limits, at most
         ``success.confirm_max_s``, then report the Outcome measured when it was met, if the robot is still up in the
-        crawl stance. A fall meanwhile aborts it (:meth:`_fall_tick`); a cancel ends it as canceled, holding."""
+        crawl stance. A fall meanwhile aborts it (:meth:`_fall_tick`); a cancel ends it as canceled, holding; without a
+        valid ``pose`` (None) at the end it is aborted."""
         o, t0 = run.confirm
         out = TickOutput()
+        seen = pose is not None     # a valid pose this tick (None: not known)
         if run.phase != "confirming:end_stance":   # one feedback (graph_trial ends the last gait cycle there)
-            out.feedback = {**self._feedback(run, None, pose, "confirming:end_stance"), "progress": 1.0}
+            fb_pose = np.asarray(pose if seen else o.final_pose, float)
+            out.feedback = {**self._feedback(run, None, fb_pose, "confirming:end_stance"), "progress": 1.0}
         p, held = self.params, t - t0
         if run.cancel:
             o.status, o.reason = "canceled", f"canceled while holding the end stance {held:.2f} s after the goal " \
                                              f"was met; holding"
-        elif held < p["success.confirm_min_s"] or (
-                held < p["success.confirm_max_s"] and self.motion.still(
-                    p["start_settle.max_speed_m_per_s"], p["start_settle.max_rate_rad_per_s"]) is False):
+        elif held < p["success.confirm_min_s"] or (held < p["success.confirm_max_s"] and (not seen or self.motion.still(
+                p["start_settle.max_speed_m_per_s"], p["start_settle.max_rate_rad_per_s"]) is False)):
             return out
+        elif not seen:      # no valid pose to judge the end posture by: not a success
+            o.status, o.reason = "aborted", (f"could not confirm the end stance: no valid pelvis pose {held:.2f} s "
+                                             f"after the goal was met (success.confirm_max_s)")
         else:
             status, reason = self._check_end_posture(run, "succeeded", "", pose)
             if status != "succeeded":

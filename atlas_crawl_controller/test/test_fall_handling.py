@@ -195,6 +195,20 @@ def test_a_robot_still_moving_is_held_up_to_confirm_max_then_judged_on_its_postu
             assert "s after the goal was met" in out.reason and "supine" in out.reason, out
 
 
+def test_no_valid_pose_while_holding_the_end_stance_is_not_a_success():
+    """Non-finite poses from the goal's end on: held until confirm_max_s (nothing to judge the posture by), then
+    aborted with the reason."""
+    lp = Loop(params=parameter_set().values({"success.confirm_min_s": 0.3, "success.confirm_max_s": 1.0}))
+    lp.settle()
+
+    def blind(ph, lp_):
+        _mark_met(ph, lp_)
+        return np.full(7, np.nan) if ph.startswith("confirming") else None
+    out = lp.run(crawl_goal(lp.p), on_phase=blind)
+    assert out.status == "aborted" and "could not confirm the end stance" in out.reason, out
+    assert 0.99 <= lp.t - lp.t_met <= 1.02
+
+
 def test_a_cancel_while_holding_the_end_stance_ends_it_canceled():
     lp = Loop(params=parameter_set().values({"success.confirm_min_s": 2.0}))
     lp.settle()
