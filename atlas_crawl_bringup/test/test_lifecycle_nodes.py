@@ -154,3 +154,25 @@ def test_gait_sequencer_rejects_goals_unless_active(stack):
     assert out["r"].status == "aborted" and "deactivated" in out["r"].result.reason
     assert lc.change("cleanup") and lc.state() == "unconfigured"
     assert lc.change("shutdown") and lc.state() == "finalized"
+
+
+def _support_subscribers(node, topic):
+    return [i.node_name for i in node.get_subscriptions_info_by_topic(topic)]
+
+
+def test_support_source_ground_truth_subscribes_the_simulators_contacts():
+    """support_source (read at configure): the sequencer plans from the simulator's contacts for comparison, as
+    pose_source does for the pose; the default reads contact inference. Read-only: a change is refused."""
+    s = Stack(activate=False, node_params={"gait_sequencer": {"support_source": "ground_truth"}})
+    try:
+        assert s.lifecycle["gait_sequencer"].change("configure")
+        t0 = time.monotonic()
+        while "gait_sequencer" not in _support_subscribers(s.sequencer, topics.CONTACTS_GT) and \
+                time.monotonic() - t0 < 5:
+            time.sleep(0.05)
+        assert "gait_sequencer" in _support_subscribers(s.sequencer, topics.CONTACTS_GT)
+        assert "gait_sequencer" not in _support_subscribers(s.sequencer, topics.SUPPORT_STATE)
+        r = s.sequencer.set_parameters([Parameter("support_source", value="estimate")])[0]
+        assert not r.successful
+    finally:
+        s.close()

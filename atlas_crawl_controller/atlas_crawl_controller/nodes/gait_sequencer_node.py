@@ -220,7 +220,8 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             self._subs = [
                 self.create_subscription(ControllerStatus, topics.STATUS, self._on_status, 50,
                                          callback_group=self._cb_timer),
-                self.create_subscription(SupportState, topics.SUPPORT_STATE, self._on_support, 10,
+                self.create_subscription(SupportState, topics.SUPPORT_STATE if self.params["support_source"] ==
+                                         "estimate" else topics.CONTACTS_GT, self._on_support, 10,
                                          callback_group=self._cb_inputs),
                 self.create_subscription(PoseStamped, topics.PELVIS_POSE, self._on_pose, 10,
                                          callback_group=self._cb_inputs),
