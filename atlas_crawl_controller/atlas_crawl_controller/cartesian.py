@@ -48,12 +48,13 @@ def pattern_heading_rad(targets) -> float:
 
 
 class SegmentSample:
-    __slots__ = ("targets", "stance", "heading_rad", "com_xy", "pelvis_target", "cycle", "phase")
+    __slots__ = ("targets", "stance", "heading_rad", "com_xy", "pelvis_target", "cycle", "phase", "extra")
 
-    def __init__(self, targets, stance, heading_rad):
+    def __init__(self, targets, stance, heading_rad, extra=None):
         self.targets = targets
         self.stance = stance
         self.heading_rad = heading_rad
+        self.extra = extra          #: None or the tracker's per-plan requests (``drift_correction_max_m``)
         self.com_xy = None
         self.pelvis_target = None
         self.cycle = -1
@@ -73,10 +74,12 @@ class SegmentPlan:
     ``com_margin_m`` (:func:`margin_point`), the polygon being ``com_support`` when any is set (a shift before a
     lift: all four contacts stay put while the CoM moves into the support that will remain). With two contacts (a
     diagonal pair of the dynamic crawl) the plan ends at the point of their segment nearest the centroid of the start
-    contacts (:class:`~.gait_generator.CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it)."""
+    contacts (:class:`~.gait_generator.CoMPlan`'s rule: the CoM rides the support diagonal where the shift put it).
+    ``drift_correction_max_m``: the tracker's world-drift bound this reference asks for (samples' ``extra``)."""
 
     def __init__(self, p0, p1, stance, duration_s: float, com0_xy=None, com_margin_m: float = 0.04,
-                 swing_lift_m=None, com_support=None, heading0_rad=None, heading1_rad=None):
+                 swing_lift_m=None, com_support=None, heading0_rad=None, heading1_rad=None,
+                 drift_correction_max_m=None):
         self.p0 = np.asarray(p0, float).reshape(4, 3)
         self.p1 = np.asarray(p1, float).reshape(4, 3)
         self.stance = np.asarray(stance, bool).reshape(4)
@@ -100,6 +103,8 @@ class SegmentPlan:
             a, b = self.p1[sup, :2]
             self.c1 = nearest_on_segment(self.p0[:, :2].mean(axis=0), a, b)
         self._dp = self.p1 - self.p0
+        self.extra = None if drift_correction_max_m is None else \
+            {"drift_correction_max_m": float(drift_correction_max_m)}
 
     def _s(self, t: float) -> float:
         """Minimum-jerk fraction at ``t`` (:func:`~.smooth_move.min_jerk`'s formula in Python floats: the same
@@ -117,7 +122,7 @@ class SegmentPlan:
             tau = min(max(t / self.duration_s, 0.0), 1.0) if self.duration_s > 0 else 1.0
             for i in self.arcs:
                 tg[i] = swing_arc(self.p0[i], self.p1[i], self.lift[i], tau)
-        out = SegmentSample(tg, self.stance.copy(), self.h0 + s * self.dh)
+        out = SegmentSample(tg, self.stance.copy(), self.h0 + s * self.dh, self.extra)
         if self.c0 is not None:
             out.com_xy = self.c0 + s * (self.c1 - self.c0)
         return out

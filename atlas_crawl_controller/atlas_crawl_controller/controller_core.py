@@ -129,6 +129,7 @@ class Reference:
     com_support: Sequence[bool] = (False, False, False, False)  # Cartesian: CoM planned in this support (all
     #                                                             false = the stance set)
     heading_rad: Optional[float] = None             # Cartesian: body heading at the end (None = the pattern's)
+    drift_correction_max_m: Optional[float] = None  # Cartesian: the tracker's world-drift bound (None = its own)
 
 
 @dataclass
@@ -409,6 +410,15 @@ class CrawlControllerCore:
                 heading = math.nan
             if not math.isfinite(heading):
                 return False, f"heading_rad must be finite (or unset), got {getattr(ref, 'heading_rad', None)!r}", None
+        bound = getattr(ref, "drift_correction_max_m", None)
+        if bound is not None:
+            try:
+                bound = float(bound)
+            except (TypeError, ValueError):
+                bound = math.nan
+            if not (math.isfinite(bound) and bound >= 0):
+                return False, (f"drift_correction_max_m must be finite and >= 0 (or unset), got "
+                               f"{getattr(ref, 'drift_correction_max_m', None)!r}"), None
         if self._law is not None:
             why = self._law.check(tg, stance, self._last_pose)
             if not why and csup.any():
@@ -419,7 +429,7 @@ class CrawlControllerCore:
         return True, "", Reference(mode=Mode.CARTESIAN, sequence_id=seq, contact_targets=tg, stance=stance,
                                    duration_s=T, com_modulation=bool(ref.com_modulation), sender=sender,
                                    queue=bool(getattr(ref, "queue", False)), swing_lift_m=lift, com_support=csup,
-                                   heading_rad=heading)
+                                   heading_rad=heading, drift_correction_max_m=bound)
 
     def _start(self, ref: Reference, time_s: float, position: np.ndarray, pelvis_pose: np.ndarray):
         self._ref_received_time = time_s
@@ -559,7 +569,8 @@ class CrawlControllerCore:
             p0, com0, h0 = sensed.contacts, sensed.com_xy, None
         plan = SegmentPlan(p0, ref.contact_targets, ref.stance, ref.duration_s, com0,
                            self._law.params["com.plan_margin_m"], swing_lift_m=ref.swing_lift_m,
-                           com_support=ref.com_support, heading0_rad=h0, heading1_rad=ref.heading_rad)
+                           com_support=ref.com_support, heading0_rad=h0, heading1_rad=ref.heading_rad,
+                           drift_correction_max_m=ref.drift_correction_max_m)
         if cont:
             self._tracker.restart_clock()
             self._tracker.com_modulation = bool(ref.com_modulation)

@@ -365,13 +365,14 @@ class _Step:
     swing_lift_m: Optional[np.ndarray] = None   # Cartesian step: (4,) swing-arc apex per swinging contact
     com_support: Optional[np.ndarray] = None    # Cartesian step: (4,) the support the CoM is planned in
     heading_rad: Optional[float] = None         # Cartesian step: planned body heading at its end (None: the pattern's)
+    drift_correction_max_m: Optional[float] = None   # Cartesian step: world-drift bound asked (None: the tracker's)
 
 
 def _cartesian_step(cycle: int, index: int, r: dict, last_in_cycle: bool, com: bool) -> _Step:
-    """A Cartesian step dict (name, targets, stance, duration_s[, swing_lift_m, com_support, heading_rad]) as a
-    _Step."""
+    """A Cartesian step dict (name, targets, stance, duration_s[, swing_lift_m, com_support, heading_rad,
+    drift_correction_max_m]) as a _Step."""
     return _Step(cycle, index, r["name"], None, r["duration_s"], r["stance"], None, last_in_cycle, r["targets"], com,
-                 r.get("swing_lift_m"), r.get("com_support"), r.get("heading_rad"))
+                 r.get("swing_lift_m"), r.get("com_support"), r.get("heading_rad"), r.get("drift_correction_max_m"))
 
 
 @dataclass
@@ -691,6 +692,8 @@ class GaitSequencer:
                                                           ("com_support", step.com_support)) if v is not None}
             if step.heading_rad is not None:
                 extra["heading_rad"] = float(step.heading_rad)
+            if step.drift_correction_max_m is not None:
+                extra["drift_correction_max_m"] = float(step.drift_correction_max_m)
             return Reference(mode=Mode.CARTESIAN, sequence_id=seq, duration_s=step.duration_s,
                              contact_targets=step.targets.copy(), stance=step.stance.copy(),
                              com_modulation=step.com_modulation, sender=self.sender, queue=queue, **extra)

@@ -156,7 +156,7 @@ class Ros2ControlBridge:
                       joint_positions_rad: Sequence[float], duration_s: float, contact_targets: Sequence[float],
                       stance: Sequence[bool], com_modulation: bool, sender: str = "", queue: bool = False,
                       swing_lift_m: Sequence[float] = (), com_support: Sequence[bool] = (),
-                      heading_rad: Sequence[float] = ()) -> bool:
+                      heading_rad: Sequence[float] = (), drift_correction_max_m: Sequence[float] = ()) -> bool:
         """atlas_crawl_msgs/ControllerReference fields (contact_targets flattened, 0 or 12 values) → the core.
 
         Returns accepted; on rejection ``rejected_reason`` holds why (the host publishes it once under the rejected
@@ -170,6 +170,8 @@ class Ros2ControlBridge:
                         swing_lift_m=[float(v) for v in swing_lift_m] or [0.0] * 4,
                         com_support=[bool(s) for s in com_support] or [False] * 4,
                         heading_rad=float(heading_rad[0]) if len(heading_rad) else None,
+                        drift_correction_max_m=float(drift_correction_max_m[0]) if len(drift_correction_max_m)
+                        else None,
                         sender=str(sender), queue=bool(queue))
         ok, reason = self.core.set_reference(ref)
         self.rejected_reason = "" if ok else reason

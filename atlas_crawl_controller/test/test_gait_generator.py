@@ -362,6 +362,25 @@ def test_steps_carry_the_planned_heading_which_leads_the_pattern_in_a_diagonal_t
     assert all(abs(d - step_yaw / 2) < 0.2 * step_yaw for d in lag[1:]), (lag, step_yaw)
 
 
+def test_a_straight_crawl_asks_the_tracker_for_its_world_drift_bound_and_turns_do_not():
+    """world_drift_max_correction_m (session 27): every step and sample of a straight crawl (forward, backward,
+    sideways) carries the bound for the tracker; a turn on the spot, an arc and a negative value ask for none (the
+    tracker's own: a turn's pivot needs the shift made up)."""
+    from atlas_crawl_controller.gait_generator.generator import parameter_set
+    b = parameter_set().values({})["world_drift_max_correction_m"]
+    assert 0 <= b < 0.02
+    for cmd in (CrawlCommand(0.035, 0.0, 0.0), CrawlCommand(-0.035, 0.0, 0.0), CrawlCommand(0.0, 0.02, 0.0)):
+        g = gen(cmd)
+        assert g.drift_bound_m() == b
+        assert all(st["drift_correction_max_m"] == b for st in g.steps())
+        assert all(g.sample(t).extra["drift_correction_max_m"] == b for t in (-1.0, 0.3, 2.0, 99.0))
+    for g in (gen(CrawlCommand(0.0, 0.0, 0.1)), gen(CrawlCommand(0.035, 0.0, 0.05)),
+              gen(CrawlCommand(0.035, 0.0, 0.0), world_drift_max_correction_m=-1.0)):
+        assert g.drift_bound_m() is None
+        assert not any("drift_correction_max_m" in st for st in g.steps())
+        assert "drift_correction_max_m" not in g.sample(1.0).extra
+
+
 def test_diagonal_params_are_the_yaml_group_backward_overrides_and_run():
     from atlas_crawl_controller.gait_generator import diagonal_params, parameter_set
     vals = parameter_set().values({"diagonal_pairs.t_swing_s": 0.3})

@@ -370,6 +370,12 @@ def test_cartesian_crawl_generator_replans_each_cycle():
     # the generator's first cycle ramps up (a limb lands one step of the reference ahead: 0.035 m/s x 1.4 s), the
     # second moves a full cycle (0.196 m)
     assert lw[-1][0] > 0.66 + 0.049 + 0.19
+    # every generated step asks the tracker for the straight crawl's world-drift bound; the reposition does not
+    from atlas_crawl_controller.gait_generator import parameter_set as gen_parameter_set
+    b = gen_parameter_set().values()["world_drift_max_correction_m"]
+    asked = [r.drift_correction_max_m for r in h.refs]
+    n = 2 * 2 * 4
+    assert asked[-n:] == [b] * n and set(asked[:-n]) == {None}, asked
 
 
 @pytest.mark.parametrize("stale", [False, True])

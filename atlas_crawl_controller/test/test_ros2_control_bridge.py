@@ -336,6 +336,30 @@ def test_cartesian_reference_heading_is_checked_and_carried_across_segments():
     assert wrap.dh == pytest.approx(2 * np.pi - 6.0) and wrap.sample(1.0).heading_rad == pytest.approx(3.0 + wrap.dh)
 
 
+def test_cartesian_reference_world_drift_bound_is_checked_and_reaches_the_tracker():
+    """ControllerReference.drift_correction_max_m (session 27): a negative or non-finite bound is refused with the
+    reason and changes nothing; a given one is the tracker's world-drift bound while that reference runs, and a
+    reference without one gives the tracker back its own (crawl_tracker world_drift.max_correction_m)."""
+    b, q0, pose = _cartesian_bridge()
+    tg = b.core._law.contact_fk(q0, pose)
+    _step(b, DT)
+    before = b.command.copy()
+    for bad in ([-0.01], [float("nan")], [float("inf")]):
+        assert not b.set_reference(2, 51, [], [], 0.5, tg.reshape(-1), [True] * 4, False, drift_correction_max_m=bad)
+        assert "drift_correction_max_m must be finite and >= 0" in b.rejected_reason, b.rejected_reason
+    np.testing.assert_array_equal(b.command, before)
+    assert b.set_reference(2, 52, [], [], 0.5, tg.reshape(-1), [True] * 4, False, drift_correction_max_m=[0.004])
+    for _ in range(int(0.1 / DT)):
+        _step(b, DT)
+    wd = b.core._tracker.world_drift
+    assert wd.max_correction_m == pytest.approx(0.004)
+    assert b.set_reference(2, 53, [], [], 0.5, tg.reshape(-1), [True] * 4, True)     # none asked: the tracker's own
+    for _ in range(int(0.7 / DT)):
+        _step(b, DT)
+    assert b.core._tracker.world_drift is wd and wd.max_correction_m == wd.default_max_correction_m
+    assert wd.default_max_correction_m == pytest.approx(b.core._law.params["world_drift.max_correction_m"])
+
+
 # ------------------------------------------------------------------------------------------ hosted state estimator
 def _estimating(**kw):
     return rb.Ros2ControlBridge({"update_rate_hz": 250.0}, cartesian=False, pose_source="estimate", **kw)

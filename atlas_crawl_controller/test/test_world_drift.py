@@ -121,6 +121,29 @@ def test_a_steady_drift_is_made_up_in_bounded_steps():
     assert err[0] > 0.02 and err[-1] < 1e-6
 
 
+def test_a_plan_may_ask_for_its_own_bound():
+    """``set_bound`` (a reference's ``drift_correction_max_m``): the swing target moves towards D by at most the bound
+    asked; None gives back the configured bound, and ``start`` forgets the request."""
+    shift = np.array([-0.2, 0.05])
+    swing = np.array([False, True, True, True])
+    d = WorldDrift(True, time_constant_s=0.0, max_correction_m=0.02)
+    d.targets(PATTERN, ALL, ALL)
+    d.observe(_moved(PATTERN, 0.0, shift), ALL, ALL, 0.02)
+    for b, expect in ((0.005, 0.005), (0.0, 0.0), (None, 0.02)):
+        d.set_bound(b)
+        assert d.max_correction_m == expect
+        out = d.targets(PATTERN, swing, swing)
+        assert np.linalg.norm(out[0, :2] - PATTERN[0, :2]) == pytest.approx(expect, abs=1e-9)
+        d.targets(PATTERN, ALL, ALL)
+    d.set_bound(0.001)
+    d.start()
+    assert d.max_correction_m == 0.02
+    for bad in (-0.01, math.nan):
+        with pytest.raises(TrackerError):
+            d.set_bound(bad)
+    assert d.max_correction_m == 0.02
+
+
 def test_drift_is_filtered_and_needs_three_contacts():
     d = WorldDrift(True, time_constant_s=0.5)
     d.start()

@@ -562,7 +562,8 @@ controller_interface::return_type CrawlController::update(
             std::vector<bool>(m.stance.begin(), m.stance.end()), m.com_modulation, m.sender, m.queue,
             std::vector<double>(m.swing_lift_m.begin(), m.swing_lift_m.end()),
             std::vector<bool>(m.com_support.begin(), m.com_support.end()),
-            std::vector<double>(m.heading_rad.begin(), m.heading_rad.end())).cast<bool>();
+            std::vector<double>(m.heading_rad.begin(), m.heading_rad.end()),
+            std::vector<double>(m.drift_correction_max_m.begin(), m.drift_correction_max_m.end())).cast<bool>();
           if (!ok) {
             rejected = true;
             rejected_sequence_id = m.sequence_id;

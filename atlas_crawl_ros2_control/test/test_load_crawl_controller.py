@@ -102,6 +102,13 @@ def test_plugin_runs_in_controller_manager_with_mock_hardware(tmp_path):
                                         joint_names=["nope"], joint_positions_rad=[0.0], duration_s=1.0))
         assert spin_until(lambda: any(s.sequence_id == 6 and not s.accepted and "unknown" in s.reason
                                       for s in got["status"]), 10)
+        # the Cartesian fields reach the core through the plugin: a negative world-drift bound is refused by name
+        from geometry_msgs.msg import Point
+        pts = [Point(x=0.6, y=0.2), Point(x=0.6, y=-0.2), Point(y=0.25), Point(y=-0.25)]
+        pub.publish(ControllerReference(sequence_id=7, mode=ControllerReference.MODE_CARTESIAN, duration_s=1.0,
+                                        contact_targets=pts, stance=[True] * 4, drift_correction_max_m=[-1.0]))
+        assert spin_until(lambda: any(s.sequence_id == 7 and not s.accepted and "drift_correction_max_m" in s.reason
+                                      for s in got["status"]), 10), [s.reason for s in got["status"][-3:]]
         node.destroy_node()
         rclpy.shutdown()
     finally:

@@ -48,5 +48,10 @@ class CrawlCommand:
         return self.turns_on_the_spot and self.wz_rad_per_s < 0.0
 
     @property
+    def goes_straight(self) -> bool:
+        """A translation without a turn (vx or vy != 0, wz = 0)."""
+        return (self.vx_m_per_s != 0.0 or self.vy_m_per_s != 0.0) and self.wz_rad_per_s == 0.0
+
+    @property
     def is_zero(self) -> bool:
         return self.vx_m_per_s == 0.0 and self.vy_m_per_s == 0.0 and self.wz_rad_per_s == 0.0

@@ -247,6 +247,8 @@ class CrawlGaitGenerator:
         spc = self.steps_per_cycle
         ks = range(self.n_steps) if cycle is None else \
             range(spc * int(cycle), min(self.n_steps, spc * (int(cycle) + 1)))
+        b = self.drift_bound_m()
+        bound = {} if b is None else {"drift_correction_max_m": b}
         for k in ks:
             grp = self.seq.group(k)
             name = "_".join(LIMB_NAMES[i] for i in grp)
@@ -256,12 +258,18 @@ class CrawlGaitGenerator:
             dur0 = p["t_shift_s"] + (p["t_start_s"] if k == 0 else 0.0)
             out.append(dict(name=f"shift_{name}", cycle=k // spc, targets=cb.copy(), stance=np.ones(4, bool),
                             duration_s=dur0 * time_scale, swing_lift_m=np.zeros(4), com_support=sup.copy(),
-                            heading_rad=float(self.ref[k][1])))
+                            heading_rad=float(self.ref[k][1]), **bound))
             out.append(dict(name=f"swing_{name}", cycle=k // spc, targets=self.contacts[k + 1].copy(),
                             stance=sup.copy(), duration_s=p["t_swing_s"] * time_scale,
                             swing_lift_m=np.asarray(self.lift[k], float).copy(), com_support=np.zeros(4, bool),
-                            heading_rad=float(self.ref[k + 1][1])))
+                            heading_rad=float(self.ref[k + 1][1]), **bound))
         return out
+
+    def drift_bound_m(self):
+        """The tracker's world-drift bound this plan asks for: ``world_drift_max_correction_m`` for a straight crawl
+        (:attr:`CrawlCommand.goes_straight`), else None (the tracker's own)."""
+        b = self.p["world_drift_max_correction_m"]
+        return float(b) if b >= 0 and self.cmd.goes_straight else None
 
     # ------------------------------------------------------------------------------------------------ planning
     def _plan_from(self, k0: int) -> None:
@@ -371,11 +379,11 @@ class CrawlGaitGenerator:
         if k < 0:
             r, th = self.ref[0]
             return GaitSample(t, self.contacts[0].copy(), np.ones(4, bool), self.com[0].copy(), r.copy(), th,
-                              -1, -1, -1, "start", self._tilt(0, 0.0))
+                              -1, -1, -1, "start", self._extra(0, 0.0))
         if k >= self.n_steps:
             r, th = self.ref[self.n_steps]
             return GaitSample(t, self.contacts[-1].copy(), np.ones(4, bool), self.com[-1].copy(), r.copy(), th,
-                              -1, -1, -1, "end", self._tilt(self.n_steps, 0.0))
+                              -1, -1, -1, "end", self._extra(self.n_steps, 0.0))
         grp = self.seq.group(k)
         ts = t - self.seq.step_start_s(k)
         cb = self.contacts[k]
@@ -396,7 +404,7 @@ class CrawlGaitGenerator:
             kind, swing, tau_s, ph = "swing", grp[0], tau, ph + 1
         r = self.ref[k][0] + tau_s * (self.ref[k + 1][0] - self.ref[k][0])
         return GaitSample(t, targets, stance, com, r, self._heading(k, tau_s), cyc, ph, swing,
-                          f"{kind}_{'_'.join(LIMB_NAMES[i] for i in grp)}", self._tilt(k, ts / self.seq.step_s))
+                          f"{kind}_{'_'.join(LIMB_NAMES[i] for i in grp)}", self._extra(k, ts / self.seq.step_s))
 
     def _tilt(self, k: int, frac: float) -> dict:
         """``{"tilt_R": R}``: the rotation from the ground normal at the first map to the one under the contacts,
@@ -406,6 +414,14 @@ class CrawlGaitGenerator:
             return {}
         n = na if nb is None else (1.0 - frac) * na + frac * nb
         return {"tilt_R": R_between(n0, n)}
+
+    def _extra(self, k: int, frac: float) -> dict:
+        """A sample's ``extra``: :meth:`_tilt` and the world-drift bound asked (:meth:`drift_bound_m`)."""
+        out = self._tilt(k, frac)
+        b = self.drift_bound_m()
+        if b is not None:
+            out["drift_correction_max_m"] = b
+        return out
 
     def trajectory(self, dt: float = 0.01):
         ts = np.arange(0.0, self.duration_s + 1e-9, dt)

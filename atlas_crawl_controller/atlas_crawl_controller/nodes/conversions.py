@@ -55,7 +55,9 @@ def reference_from_msg(m: ControllerReference) -> Reference:
                      contact_targets=tg, stance=[bool(s) for s in m.stance], com_modulation=bool(m.com_modulation),
                      sender=str(m.sender), queue=bool(m.queue), swing_lift_m=[float(v) for v in m.swing_lift_m],
                      com_support=[bool(s) for s in m.com_support],
-                     heading_rad=float(m.heading_rad[0]) if len(m.heading_rad) else None)
+                     heading_rad=float(m.heading_rad[0]) if len(m.heading_rad) else None,
+                     drift_correction_max_m=float(m.drift_correction_max_m[0]) if len(m.drift_correction_max_m)
+                     else None)
 
 
 def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
@@ -77,6 +79,8 @@ def reference_to_msg(r: Reference, stamp=None) -> ControllerReference:
     m.swing_lift_m = [float(v) for v in np.asarray(r.swing_lift_m, float).reshape(4)]
     m.com_support = [bool(s) for s in r.com_support]
     m.heading_rad = [] if getattr(r, "heading_rad", None) is None else [float(r.heading_rad)]
+    b = getattr(r, "drift_correction_max_m", None)
+    m.drift_correction_max_m = [] if b is None else [float(b)]
     return m
 
 

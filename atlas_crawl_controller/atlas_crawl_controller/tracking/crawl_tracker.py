@@ -247,6 +247,7 @@ class CrawlTracker:
         if self.com_modulation:
             used = self.lookahead(plan, tg, T, Ts, used)
         self.world_drift.observe(sites, touch, cur.stance, Ts)
+        self.world_drift.set_bound((getattr(nxt, "extra", None) or {}).get("drift_correction_max_m"))
         targets = self.world_drift.targets(nxt.targets, cur.stance, nxt.stance)
         targets = self.stance_hold.apply(targets, cur, nxt, sites)
         targets = self.press.apply(targets, nxt)

@@ -55,7 +55,10 @@ class WorldDrift:
     puts them, :math:`F` (:func:`fit_planar_rigid` from the plan's held stance contacts to the IIK's targets for them),
     moved towards the full mapping by at most ``max_correction_m``:
     :math:`x^* = F x + \mathrm{clip}(D^{-1} x - F x, c_{max})`. With a steady drift :math:`F \approx D^{-1}` and
-    nothing changes."""
+    nothing changes.
+
+    A plan may ask for its own bound per solve (:meth:`set_bound`; the gait generator asks a straight crawl for a
+    tighter one than a turn on the spot, whose pivot needs the shift made up)."""
 
     def __init__(self, enabled: bool = False, time_constant_s: float = 0.5, max_correction_m: float = math.inf):
         if not (math.isfinite(time_constant_s) and time_constant_s >= 0):
@@ -64,8 +67,19 @@ class WorldDrift:
             raise TrackerError(f"drift max_correction_m must be >= 0, got {max_correction_m}")
         self.enabled = bool(enabled)
         self.time_constant_s = float(time_constant_s)
-        self.max_correction_m = float(max_correction_m)
+        self.default_max_correction_m = float(max_correction_m)
+        self.max_correction_m = self.default_max_correction_m     #: the bound of the current solve
         self.start()
+
+    def set_bound(self, max_correction_m=None) -> None:
+        """The bound of the next solves: ``max_correction_m`` (>= 0; the plan's request), None = the configured one."""
+        if max_correction_m is None:
+            self.max_correction_m = self.default_max_correction_m
+            return
+        b = float(max_correction_m)
+        if not b >= 0:
+            raise TrackerError(f"drift max_correction_m must be >= 0, got {max_correction_m}")
+        self.max_correction_m = b
 
     def start(self) -> None:
         self.yaw = 0.0                      #: current drift D: yaw (rad) and shift (m), IIK world -> measured
@@ -74,6 +88,7 @@ class WorldDrift:
         self.last = None                    #: the stance targets of the last solve (IIK world)
         self._plan = None                   #: the plan's targets of the last solve (measured world)
         self._stance = np.ones(4, bool)
+        self.max_correction_m = self.default_max_correction_m
 
     @staticmethod
     def inverse(yaw, shift, xy):
