@@ -137,11 +137,36 @@ def test_a_plan_may_ask_for_its_own_bound():
         d.targets(PATTERN, ALL, ALL)
     d.set_bound(0.001)
     d.start()
-    assert d.max_correction_m == 0.02
+    assert d.max_correction_m == 0.02 and not d.yaw_in_full
     for bad in (-0.01, math.nan):
         with pytest.raises(TrackerError):
             d.set_bound(bad)
     assert d.max_correction_m == 0.02
+
+
+def test_an_asked_bound_makes_up_the_rotational_slip_in_full_and_bounds_the_shift():
+    """The contacts turned 5 deg about the origin while every limb stood: with the configured bound the next swing
+    target stays within 0.02 m of where the held support puts it (F x), about 4 cm short of D^-1 x; with a bound asked
+    (a straight crawl's) it is F x turned about the held centroid by D's yaw, moved on by at most that bound."""
+    yaw = math.radians(5.0)
+    swing = np.array([False, True, True, True])
+    x = PATTERN[0, :2]
+    out = {}
+    for ask in (None, 0.005):
+        d = WorldDrift(True, time_constant_s=0.0, max_correction_m=0.02)
+        d.targets(PATTERN, ALL, ALL)
+        d.observe(_moved(PATTERN, yaw, np.zeros(2)), ALL, ALL, 0.02)
+        d.set_bound(ask)
+        assert d.yaw_in_full == (ask is not None)
+        out[ask] = d.targets(PATTERN, swing, swing)[0, :2]
+        assert np.allclose(d.targets(PATTERN, swing, swing)[1:], PATTERN[1:])      # the held limbs stay
+    full = _moved(PATTERN[:1], -yaw, np.zeros(2))[0, :2]                         # D^-1 x
+    assert np.linalg.norm(out[None] - x) <= 0.02 + 1e-9
+    assert np.linalg.norm(out[None] - full) > 0.035
+    c = PATTERN[1:, :2].mean(axis=0)
+    turned = c + _moved(np.c_[(x - c)[None], [0.0]], -yaw, np.zeros(2))[0, :2]      # F x (= x) turned about c
+    assert np.linalg.norm(out[0.005] - turned) == pytest.approx(0.005, abs=1e-9)
+    assert np.linalg.norm(out[0.005] - full) < np.linalg.norm(turned - full) < np.linalg.norm(out[None] - full)
 
 
 def test_drift_is_filtered_and_needs_three_contacts():
