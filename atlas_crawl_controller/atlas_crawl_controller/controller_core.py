@@ -129,7 +129,7 @@ class Reference:
     com_support: Sequence[bool] = (False, False, False, False)  # Cartesian: CoM planned in this support (all
     #                                                             false = the stance set)
     heading_rad: Optional[float] = None             # Cartesian: body heading at the end (None = the pattern's)
-    drift_correction_max_m: Optional[float] = None  # Cartesian: the tracker's world-drift bound (None = its own)
+    drift_correction_max_m: Optional[float] = None  # Cartesian: world-drift shift bound asked (None = the tracker's)
 
 
 @dataclass
