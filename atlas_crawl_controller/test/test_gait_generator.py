@@ -364,18 +364,18 @@ def test_steps_carry_the_planned_heading_which_leads_the_pattern_in_a_diagonal_t
 
 def test_a_straight_crawl_asks_the_tracker_for_its_world_drift_bound_and_turns_do_not():
     """world_drift_max_correction_m (session 27): every step and sample of a straight crawl (forward, backward,
-    sideways) carries the bound for the tracker; a turn on the spot, an arc and a negative value ask for none (the
-    tracker's own: a turn's pivot needs the shift made up)."""
+    sideways) carries the bound for the tracker; a turn on the spot, an arc and the default (negative) ask for none
+    (the tracker's own: a turn's pivot needs the shift made up)."""
     from atlas_crawl_controller.gait_generator.generator import parameter_set
-    b = parameter_set().values({})["world_drift_max_correction_m"]
-    assert 0 <= b < 0.02
+    assert parameter_set().values({})["world_drift_max_correction_m"] < 0         # none asked by default
+    b = 0.005
     for cmd in (CrawlCommand(0.035, 0.0, 0.0), CrawlCommand(-0.035, 0.0, 0.0), CrawlCommand(0.0, 0.02, 0.0)):
-        g = gen(cmd)
+        g = gen(cmd, world_drift_max_correction_m=b)
         assert g.drift_bound_m() == b
         assert all(st["drift_correction_max_m"] == b for st in g.steps())
         assert all(g.sample(t).extra["drift_correction_max_m"] == b for t in (-1.0, 0.3, 2.0, 99.0))
-    for g in (gen(CrawlCommand(0.0, 0.0, 0.1)), gen(CrawlCommand(0.035, 0.0, 0.05)),
-              gen(CrawlCommand(0.035, 0.0, 0.0), world_drift_max_correction_m=-1.0)):
+    for g in (gen(CrawlCommand(0.0, 0.0, 0.1), world_drift_max_correction_m=b),
+              gen(CrawlCommand(0.035, 0.0, 0.05), world_drift_max_correction_m=b), gen(CrawlCommand(0.035, 0.0, 0.0))):
         assert g.drift_bound_m() is None
         assert not any("drift_correction_max_m" in st for st in g.steps())
         assert "drift_correction_max_m" not in g.sample(1.0).extra

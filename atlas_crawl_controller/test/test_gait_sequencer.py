@@ -360,6 +360,7 @@ def test_cartesian_crawl_generator_replans_each_cycle():
     g, why = validate_crawl(crawl_goal(method=1, cycles=2, speed_scale=3.0), p, iik_available=True)
     assert g is not None, why
     h = Harness(p)
+    h.seq.set_generator_params({"world_drift_max_correction_m": 0.005})
     h.core.set_cartesian_solver(lambda q, pose, tg, st, com: (q, 2, 0.0, 0.05), lambda q, pose: np.zeros((4, 3)))
     c0 = np.array([[0.62, 0.38, 0.0], [0.62, -0.38, 0.0], [0.0, 0.25, 0.0], [0.0, -0.25, 0.0]])
     h.seq.start(g, h.t, h.pose, SimpleNamespace(positions=c0, com_xy=np.array([0.25, 0.0])))
@@ -370,9 +371,8 @@ def test_cartesian_crawl_generator_replans_each_cycle():
     # the generator's first cycle ramps up (a limb lands one step of the reference ahead: 0.035 m/s x 1.4 s), the
     # second moves a full cycle (0.196 m)
     assert lw[-1][0] > 0.66 + 0.049 + 0.19
-    # every generated step asks the tracker for the straight crawl's world-drift bound; the reposition does not
-    from atlas_crawl_controller.gait_generator import parameter_set as gen_parameter_set
-    b = gen_parameter_set().values()["world_drift_max_correction_m"]
+    # every generated step asks the tracker for the straight crawl's world-drift bound (set); the reposition does not
+    b = 0.005
     asked = [r.drift_correction_max_m for r in h.refs]
     n = 2 * 2 * 4
     assert asked[-n:] == [b] * n and set(asked[:-n]) == {None}, asked
