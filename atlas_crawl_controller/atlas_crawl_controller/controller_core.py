@@ -113,6 +113,17 @@ def _field(ref, name: str, default, dtype) -> np.ndarray:
         return np.full(0, default, dtype)
 
 
+def _optional_float(ref, name: str):
+    """An optional scalar field of ``ref``: None when unset, NaN when not a number."""
+    v = getattr(ref, name, None)
+    if v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 @dataclass
 class Reference:
     mode: int
@@ -402,23 +413,13 @@ class CrawlControllerCore:
             return False, "com_support must have 4 entries", None
         if csup.any() and np.any(csup & ~stance):
             return False, "com_support must be a subset of the stance set", None
-        heading = getattr(ref, "heading_rad", None)
-        if heading is not None:
-            try:
-                heading = float(heading)
-            except (TypeError, ValueError):
-                heading = math.nan
-            if not math.isfinite(heading):
-                return False, f"heading_rad must be finite (or unset), got {getattr(ref, 'heading_rad', None)!r}", None
-        bound = getattr(ref, "drift_correction_max_m", None)
-        if bound is not None:
-            try:
-                bound = float(bound)
-            except (TypeError, ValueError):
-                bound = math.nan
-            if not (math.isfinite(bound) and bound >= 0):
-                return False, (f"drift_correction_max_m must be finite and >= 0 (or unset), got "
-                               f"{getattr(ref, 'drift_correction_max_m', None)!r}"), None
+        heading = _optional_float(ref, "heading_rad")
+        if heading is not None and not math.isfinite(heading):
+            return False, f"heading_rad must be finite (or unset), got {getattr(ref, 'heading_rad', None)!r}", None
+        bound = _optional_float(ref, "drift_correction_max_m")
+        if bound is not None and not (math.isfinite(bound) and bound >= 0):
+            return False, (f"drift_correction_max_m must be finite and >= 0 (or unset), got "
+                           f"{getattr(ref, 'drift_correction_max_m', None)!r}"), None
         if self._law is not None:
             why = self._law.check(tg, stance, self._last_pose)
             if not why and csup.any():
