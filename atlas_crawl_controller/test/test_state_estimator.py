@@ -236,3 +236,22 @@ def test_leg_odometry_impact_gate_does_not_integrate_a_spike():
     kf.initialize(np.zeros(3), np.eye(3), r)
     kf.predict(np.array([1.0, 0.0, 9.81]), 0.004, np.ones(4))                # an ordinary sample: integrated
     assert abs(kf.velocity[0] - 0.004) < 1e-12 and kf.impacts == 0
+
+
+@pytest.mark.parametrize("tilt_measurement", [False, True])
+def test_stance_contacts_remove_the_tilt_an_accelerometer_bias_leaves(tilt_measurement):
+    """An accelerometer bias b reads as a tilt of b / g (0.05 m/s² ≈ 0.29°); the stance contacts on the flat ground
+    see it (leg.tilt_measurement) and the estimate's tilt goes back to the truth."""
+    world = World([0.0, 0.0, 0.55], rotvec_to_R([0.0, 0.0, 0.4]))
+    est = make(world, **{"leg.tilt_measurement": tilt_measurement, "leg.ground_height_source": "flat"})
+    bias = np.array([0.03, 0.05, 0.0])
+    orig = world.imu
+    world.imu = lambda a_world=np.zeros(3): (orig(a_world)[0], orig(a_world)[1] + bias)
+    run(world, est, 12.0, rng=np.random.default_rng(2))
+    e = est.estimate()
+    tilt_err = math.degrees(math.acos(np.clip((e.R.T @ E3) @ (world.R.T @ E3), -1, 1)))
+    if tilt_measurement:
+        assert tilt_err < 0.05, tilt_err
+        assert est.attitude.tilt_used > 1000 and est.tilt_reason == ""
+    else:
+        assert tilt_err > 0.25, tilt_err                 # b / g = 0.34°: what the contacts correct

@@ -12,6 +12,9 @@ run on the error state (Markley 2003; Solà, "Quaternion kinematics for the erro
                          m = mean over the window of R a_m (world frame) ≈ g e₃ + g e₃ × φ + ā_lin, φ = R δθ,
                          y = m − g e₃,  H = [g [e₃]× R, 0] (horizontal rows),  R_w = σ_w² I
                          (ā_lin, the mean linear acceleration over the window, is small: velocity is bounded)
+    tilt     (φ, Σ):     φ (world x, y) the small world rotation that puts the stance contacts on the ground,
+                         R_true ≈ Exp(φ)·R, so φ = R δθ:  y = φ,  H = [R[:2], 0],  R_φ = Σ
+                         (it observes the tilt error an accelerometer bias leaves: b_a / g rad)
     inject:              R ← R·Exp(δθ̂), b ← b + δb̂, δx ← 0
 
 The accelerometer observes roll and pitch (and the bias components about horizontal axes); heading is integrated
@@ -59,6 +62,7 @@ class AttitudeEKF:
         self.bias = np.zeros(3)
         self.accel_used = 0
         self.accel_rejected = 0
+        self.tilt_used = 0
 
     def initialize(self, R0: np.ndarray, bias0, yaw_std: float, bias_std: float, tilt_std: float = 0.01) -> None:
         """Start at orientation R0 with bias ``bias0``; P: ``tilt_std`` about horizontal axes, ``yaw_std`` about the
@@ -70,7 +74,7 @@ class AttitudeEKF:
         self.kf.P = np.zeros((6, 6))
         self.kf.P[:3, :3] = self.R.T @ Pw @ self.R                       # δθ is in the pelvis frame
         self.kf.P[3:, 3:] = np.eye(3) * bias_std ** 2
-        self.accel_used = self.accel_rejected = 0
+        self.accel_used = self.accel_rejected = self.tilt_used = 0
         self._win_sum, self._win_n, self._win_t = np.zeros(3), 0, 0.0
 
     def predict(self, gyro, dt: float) -> np.ndarray:
@@ -123,6 +127,19 @@ class AttitudeEKF:
         self.kf.dim_z = 3
         self._inject()
         return True
+
+    def update_tilt(self, phi_xy, cov) -> None:
+        """Tilt correction measured outside the IMU (the stance contacts on the known ground): ``phi_xy`` (2,) the
+        world-frame rotation [rad] about x and y that the estimate is missing, ``cov`` (2, 2) its covariance."""
+        H = np.zeros((2, 6))
+        H[:, :3] = self.R[:2]
+        self.kf.x = np.zeros((6, 1))
+        self.kf.dim_z = 2
+        self.kf.update(np.asarray(phi_xy, float).reshape(2, 1), R=np.asarray(cov, float).reshape(2, 2), H=H)
+        self.kf.dim_z = 3
+        self._inject()
+        self.accel_used -= 1          # _inject counts accelerometer corrections
+        self.tilt_used += 1
 
     def _inject(self) -> None:
         dx = self.kf.x.reshape(6)

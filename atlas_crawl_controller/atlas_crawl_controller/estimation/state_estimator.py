@@ -27,6 +27,7 @@ import numpy as np
 
 from ..parameters import ParamValues, load_parameter_file
 from .attitude_ekf import AttitudeEKF, tilt_aligned
+from .contact_tilt import contact_tilt
 from .leg_odometry_kf import LegOdometryKF
 
 PARAMETER_FILE = "state_estimator_parameters.yaml"
@@ -135,6 +136,7 @@ class StateEstimator:
         self._weight = np.ones(4)        # stance weights with the touchdown ramp (contact source)
         self._used = np.zeros(4)         # weights after the slip gate, as used by the last kinematic update
         self._t_contact = None           # time of the last kinematic update that used a contact
+        self.tilt_reason = ""            # why the last contact tilt measurement was not used ("" = used)
         if hasattr(self.kin, "reset"):
             self.kin.reset()
         self.reason = "aligning: hold the robot still"
@@ -242,11 +244,27 @@ class StateEstimator:
         lim = self.params["leg.max_imu_only_s"]
         used = self.leg.slip_gate(R, r, rd, self._omega, self._weight,
                                   consensus=lim > 0 and t_now - self._t_contact > lim)
+        ground = self._ground_z(t)
+        if self.params["leg.tilt_measurement"] and self._tilt_update(R, r, used, ground):
+            R = self.attitude.R
         for i in np.flatnonzero((used > 0) & ((self._used <= 0) | switched)):
             self.leg.anchor(int(i), R @ r[i])       # touchdown, end of a slip or a new lowest point
-        self.leg.update(R, r, rd, self._omega, used, height_weight=self._weight, ground_z=self._ground_z(t))
+        self.leg.update(R, r, rd, self._omega, used, height_weight=self._weight, ground_z=ground)
         self._used = used
         self.joints_accepted += 1
+        return True
+
+    def _tilt_update(self, R: np.ndarray, r: np.ndarray, used: np.ndarray, ground) -> bool:
+        """The attitude's tilt corrected by the slip-gated stance contacts on the known ground (contact_tilt)."""
+        p = self.params
+        g = np.full(4, p["leg.ground_height_m"]) if ground is None else np.asarray(ground, float)
+        u = (R @ np.asarray(r, float).T).T
+        res = g + p["leg.contact_height_offset_m"] - (self.leg.position[2] + u[:, 2])
+        m, self.tilt_reason = contact_tilt(u, res, used, p["leg.tilt_height_noise_m"],
+                                           p["leg.tilt_max_correction_rad"])
+        if m is None:
+            return False
+        self.attitude.update_tilt(m.phi_xy, m.cov)
         return True
 
     def set_ground_map(self, height_map) -> None:
