@@ -34,6 +34,7 @@ SPACE = {  # name: (low, high, log)
     "speed_scale_mps": (0.002, 0.2, True),
     "max_speed_logodds": (0.0, 6.0, False),
     "speed_filter_tau_s": (0.0, 0.05, False),
+    "horizontal_speed_weight": (0.0, 1.0, False),
     "force_threshold_n": (0.0, 200.0, False),
     "force_scale_n": (5.0, 200.0, True),
     "max_force_logodds": (0.0, 8.0, False),
@@ -88,7 +89,8 @@ def fusion_on(prep, params):
     rp = _Replay(prep["lm"], prep["samples"])
     kf = ci.ForceKalmanFilter(params["fusion.torque_noise_nm"], params["fusion.force_prior_std_n"],
                               params["fusion.force_time_constant_s"])
-    ev = ci.ContactEvidence(rp, params["ground_height_m"], params["fusion.speed_filter_tau_s"], kf)
+    ev = ci.ContactEvidence(rp, params["ground_height_m"], params["fusion.speed_filter_tau_s"], kf,
+                            horizontal_speed_weight=params["fusion.horizontal_speed_weight"])
     evid = [ev.update(rec.t[k], prep["q"][k], prep["pose"][k], prep["eff"][k]) for k in range(len(rec.t))]
     return run_fusion(rec, params, evid)
 

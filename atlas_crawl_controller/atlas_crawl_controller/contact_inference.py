@@ -402,8 +402,10 @@ class ContactEvidence:
     """Measurement front end of the fusion: joints, pelvis pose and joint efforts → :class:`Evidence`.
 
     Kinematics (atlas_crawl_kinematics.limb_contact.LimbContactModel on our URDF model) give each limb's lowest
-    collision point and clearance; the material point's velocity is the backward difference against the previous
-    sample, low-passed with ``speed_filter_tau_s`` (``v̄ ← v̄ + a (|v| − v̄)``, ``a = Δt / (τ + Δt)``); the vertical
+    collision point and clearance; the material point's velocity v is the backward difference against the previous
+    sample, its speed ``|v|_k = √(v_z² + (k |v_xy|)²)`` (``k = horizontal_speed_weight``: a stance limb that slides
+    along the floor is still in contact, a swing limb leaves it vertically), low-passed with ``speed_filter_tau_s``
+    (``v̄ ← v̄ + a (|v|_k − v̄)``, ``a = Δt / (τ + Δt)``); the vertical
     contact force is :class:`ForceKalmanFilter`'s (``None``: no force cue). The clearance is taken above the ground
     under the lowest point: the height map's (``ground_source`` "map", :meth:`set_ground_map`, bilinear) where it is
     fresh and known, else the plane at ``ground_height_m`` (:attr:`ground_reason` says why).
@@ -415,14 +417,17 @@ class ContactEvidence:
 
     def __init__(self, limb_model, ground_height_m: float = 0.0, speed_filter_tau_s: float = 0.0,
                  force_filter: Optional[ForceKalmanFilter] = None, ground_source: str = "flat",
-                 map_max_age_s: float = 2.0):
+                 map_max_age_s: float = 2.0, horizontal_speed_weight: float = 1.0):
         if not (math.isfinite(speed_filter_tau_s) and speed_filter_tau_s >= 0):
             raise ValueError(f"speed_filter_tau_s must be >= 0, got {speed_filter_tau_s}")
         if ground_source not in ("map", "flat"):
             raise ValueError(f"ground_source must be map or flat, got {ground_source!r}")
         if not (math.isfinite(map_max_age_s) and map_max_age_s > 0):
             raise ValueError(f"map_max_age_s must be > 0, got {map_max_age_s}")
+        if not (math.isfinite(horizontal_speed_weight) and 0.0 <= horizontal_speed_weight <= 1.0):
+            raise ValueError(f"horizontal_speed_weight must be in [0, 1], got {horizontal_speed_weight}")
         self.limb_model = limb_model
+        self.k_h = float(horizontal_speed_weight)
         self.ground_height_m = float(ground_height_m)
         self.tau_v = float(speed_filter_tau_s)
         self.force_filter = force_filter
@@ -485,7 +490,8 @@ class ContactEvidence:
         reasons = []
         if self._prev is not None and t > self._t:
             dt = t - self._t
-            v = np.linalg.norm(s.material_velocity(self._prev, dt), axis=1)
+            vel = s.material_velocity(self._prev, dt)
+            v = np.hypot(vel[:, 2], self.k_h * np.linalg.norm(vel[:, :2], axis=1))
             a = dt / (self.tau_v + dt) if self.tau_v > 0 else 1.0
             self._speed = np.where(np.isfinite(self._speed), self._speed + a * (v - self._speed), v)
         if self._t is None or t > self._t:
@@ -511,7 +517,8 @@ def make_evidence(p: ParamValues, model, urdf: str) -> ContactEvidence:
     kf = ForceKalmanFilter(p["fusion.torque_noise_nm"], p["fusion.force_prior_std_n"],
                            p["fusion.force_time_constant_s"])
     return ContactEvidence(LimbContactModel(model, urdf, LIMB_LINKS), p["ground_height_m"],
-                           p["fusion.speed_filter_tau_s"], kf, p["ground_height_source"], p["ground_map_max_age_s"])
+                           p["fusion.speed_filter_tau_s"], kf, p["ground_height_source"], p["ground_map_max_age_s"],
+                           p["fusion.horizontal_speed_weight"])
 
 
 def make_estimator(method: str, p: ParamValues):

@@ -212,3 +212,28 @@ def test_clearance_is_taken_above_the_height_map_where_it_is_fresh_and_known():
     assert np.allclose(ev_flat.update(0.5, q, pose).clearance, flat)
     with pytest.raises(ValueError):
         make_evidence(default_parameters().replace(ground_height_source="lidar"), model, urdf)
+
+
+def test_horizontal_speed_weight_separates_a_slide_from_a_lift():
+    """ContactEvidence's velocity cue: the pelvis (and every limb with it) moving 0.3 m/s along the floor reads
+    k × 0.3 m/s, moving up 0.3 m/s reads 0.3 m/s whatever k; k outside [0, 1] is refused."""
+    from atlas_crawl_controller.contact_inference import default_parameters, make_evidence
+    from atlas_crawl_kinematics.model import RobotModel
+    from atlas_crawl_kinematics.robot_source import atlas_urdf_string
+    urdf = atlas_urdf_string()
+    model = RobotModel(urdf)
+    q = np.zeros(model.n_joints)
+
+    def speed(k, direction):
+        ev = make_evidence(default_parameters().replace(**{"fusion.horizontal_speed_weight": k,
+                                                           "fusion.speed_filter_tau_s": 0.0}), model, urdf)
+        ev.update(0.0, q, np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]))
+        step = 0.003 * np.asarray(direction, float)            # 0.3 m/s over 10 ms
+        return ev.update(0.01, q, np.r_[np.array([0.0, 0.0, 1.0]) + step, 0.0, 0.0, 0.0, 1.0]).speed
+
+    for k in (0.0, 0.4, 1.0):
+        assert np.allclose(speed(k, [1, 0, 0]), 0.3 * k, atol=1e-9)
+        assert np.allclose(speed(k, [0, 0, 1]), 0.3, atol=1e-9)
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="horizontal_speed_weight"):
+            make_evidence(default_parameters().replace(**{"fusion.horizontal_speed_weight": bad}), model, urdf)

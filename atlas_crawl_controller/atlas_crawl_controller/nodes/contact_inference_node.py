@@ -47,7 +47,8 @@ METHOD_CODE = {"height": ContactState.METHOD_HEIGHT, "velocity": ContactState.ME
 
 
 _EVIDENCE_KEYS = ("ground_height_m", "fusion.speed_filter_tau_s", "fusion.torque_noise_nm", "fusion.force_prior_std_n",
-                  "fusion.force_time_constant_s", "ground_height_source", "ground_map_max_age_s")
+                  "fusion.force_time_constant_s", "ground_height_source", "ground_map_max_age_s",
+                  "fusion.horizontal_speed_weight")
 
 
 def _evidence_changed(old, new) -> bool:
