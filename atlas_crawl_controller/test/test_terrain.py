@@ -196,3 +196,27 @@ def test_across_slope_weight_counts_a_side_slope_in_the_slope_rule():
     assert t0.speed_scale(along, 0.0) == pytest.approx(0.33) and t1.speed_scale(along, 0.0) == pytest.approx(0.33)
     half = Terrain(flat_map, params(across_slope_weight=0.5, **kw)).speed_scale(side, 0.0)
     assert 0.33 < half < 1.0
+
+
+def test_the_slope_scale_slows_a_turn_and_keeps_an_arc_s_radius():
+    """The whole command is scaled: a turn on the spot yaws slower on a 10 deg slope (across_slope_weight 1: the
+    ground's whole tilt counts, whichever way the pattern faces), and an arc keeps its radius (distance per yaw)."""
+    kw = {"terrain.slow_from_slope_deg": 3.0, "terrain.slowest_slope_deg": 10.0, "terrain.slowest_speed_scale": 0.5,
+          "terrain.across_slope_weight": 1.0}
+    t10 = math.tan(math.radians(10.0))
+
+    def run(hm, cmd):
+        g = CrawlGaitGenerator(C0, COM0, 0.0, cmd, 3, kw)
+        g.use_map(hm, 0.0)
+        (r1, th1), (r6, th6) = g.ref[1], g.ref[6]
+        return float(np.linalg.norm(np.asarray(r6) - r1)), th6 - th1, g
+
+    flat = grid_map(lambda X, Y: 0 * X)
+    for slope in (grid_map(lambda X, Y: t10 * X), grid_map(lambda X, Y: t10 * Y)):   # rising ahead, across
+        _, yaw_s, g = run(slope, CrawlCommand(0.0, 0.0, 0.1))
+        _, yaw_f, _ = run(flat, CrawlCommand(0.0, 0.0, 0.1))
+        assert np.allclose(g.speed_scale[1:6], 0.5, atol=0.03)
+        assert yaw_s == pytest.approx(0.5 * yaw_f, rel=0.06)
+    d_s, yaw_s, _ = run(grid_map(lambda X, Y: t10 * X), CrawlCommand(0.035, 0.0, 0.05))
+    d_f, yaw_f, _ = run(flat, CrawlCommand(0.035, 0.0, 0.05))
+    assert yaw_s < 0.6 * yaw_f and d_s / yaw_s == pytest.approx(d_f / yaw_f, rel=0.08)   # same radius

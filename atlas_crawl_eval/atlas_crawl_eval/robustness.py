@@ -42,13 +42,13 @@ GAITS = ("crawl_forward", "crawl_forward_fast", "crawl_backward", "turn_left", "
 #: gait-generator gaits: name -> (gen_crawl mode, --gait)
 GEN_MODES = {"gen_forward": ("forward", "static"), "gen_backward": ("backward", "static"),
              "gen_turn_left": ("turn", "static"), "gen_diagonal_forward": ("forward", "diagonal"),
-             "gen_diagonal_backward": ("backward", "diagonal")}
+             "gen_diagonal_backward": ("backward", "diagonal"), "gen_diagonal_turn_left": ("turn", "diagonal")}
 SCENES = ("flat", "slope", "slope:direction_deg=90", "rough", "steps", "rubble", "tunnel")
 DISTURBANCES = ("none", "push", "gains", "mass", "friction_low", "friction_high")
 #: gait -> sign of its intended motion (crawl: + forward; turn: + counter-clockwise)
 DIRECTION = {"crawl_forward": 1, "crawl_forward_fast": 1, "crawl_backward": -1, "turn_left": 1, "turn_right": -1,
              "gen_forward": 1, "gen_backward": -1, "gen_turn_left": 1, "gen_diagonal_forward": 1,
-             "gen_diagonal_backward": -1}
+             "gen_diagonal_backward": -1, "gen_diagonal_turn_left": 1}
 FRICTION = {"friction_low": 0.5, "friction_high": 1.25}
 PUSH_NS, PUSH_S, GAIN_SCALE, MASS_SCALE, MASS_BODY = 30.0, 0.1, 0.8, 1.1, "utorso"
 

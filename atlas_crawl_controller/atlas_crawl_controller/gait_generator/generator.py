@@ -289,8 +289,8 @@ class CrawlGaitGenerator:
                 if k < horizon:     # the map covers the robot's surroundings only
                     sc = min(sc, ter.step_scale(contacts[:, :2], hd))
             self.speed_scale[k] = sc
-            r1, th1 = self.placement.advance(r, th + off, sc * c.vx_m_per_s, sc * c.vy_m_per_s, c.wz_rad_per_s,
-                                             self._T)
+            r1, th1 = self.placement.advance(r, th + off, sc * c.vx_m_per_s, sc * c.vy_m_per_s,
+                                             sc * c.wz_rad_per_s, self._T)   # the whole command: an arc keeps its radius
             th1 -= off
             before, contacts = contacts, contacts.copy()
             lifts = np.zeros(4)

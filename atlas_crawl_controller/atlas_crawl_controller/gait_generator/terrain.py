@@ -26,7 +26,7 @@ A :class:`Terrain` wraps a checked :class:`~atlas_crawl_controller.height_map.He
   nominal lift :math:`l`, within ``max_lift_m``.
 * **ground normal** — the least-squares plane :math:`z = a x + b y + d` through the ground under the contacts,
   :math:`n \propto (-a, -b, 1)`, tilted at most ``max_tilt_deg``.
-* **speed** — the command's scale on ground sloping by :math:`\alpha = \operatorname{atan}(|n \cdot d| / n_z)` along
+* **speed** — the scale of the command (vx, vy and wz alike, so an arc keeps its radius) on ground sloping by :math:`\alpha = \operatorname{atan}(|n \cdot d| / n_z)` along
   the travel direction :math:`d` (up or down; with ``across_slope_weight`` :math:`w` > 0 the slope across it counts
   too, :math:`\alpha = \operatorname{atan}(\sqrt{(n \cdot d)^2 + w^2 (n \cdot d_\perp)^2} / n_z)`): 1 up to
   ``slow_from_slope_deg``, falling linearly to
