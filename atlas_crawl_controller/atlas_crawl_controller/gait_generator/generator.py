@@ -290,7 +290,7 @@ class CrawlGaitGenerator:
                     sc = min(sc, ter.step_scale(contacts[:, :2], hd))
             self.speed_scale[k] = sc
             r1, th1 = self.placement.advance(r, th + off, sc * c.vx_m_per_s, sc * c.vy_m_per_s,
-                                             sc * c.wz_rad_per_s, self._T)   # the whole command: an arc keeps its radius
+                                             sc * c.wz_rad_per_s, self._T)   # all of it: an arc keeps its radius
             th1 -= off
             before, contacts = contacts, contacts.copy()
             lifts = np.zeros(4)
