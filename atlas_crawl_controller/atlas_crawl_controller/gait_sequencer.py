@@ -1044,11 +1044,13 @@ class GaitSequencer:
         pos = getattr(support, "positions", None) if support is not None else None
         pre = "generator.diagonal_" if run.goal.gait == "diagonal" else "generator."
         max_resync, max_limb = self.params[pre + "max_resync_m"], self.params[pre + "max_limb_error_m"]
+        deadband = 0.0
         if run.goal.gait == "diagonal" and run.goal.kind == TURN:
             max_resync = self.params["generator.diagonal_turn_max_resync_m"]
+            deadband = self.params["generator.diagonal_turn_resync_deadband_m"]
         if pos is not None and lc > 0 and max_resync > 0:
             g["resync_m"] = g.get("resync_m", 0.0) + g["gen"].resync(g["gen"].steps_per_cycle * lc, pos, max_resync,
-                                                                       max_limb)
+                                                                       max_limb, deadband)
         # the steps sent so far stay as sent
         g["gen"].observed = max(g["gen"].observed, g["gen"].steps_per_cycle * lc - 1)
         self._use_map(g["gen"], support)

@@ -253,6 +253,22 @@ def test_resync_pulls_the_plan_back_to_a_lagging_robot(vx):
     assert np.allclose(g2.contacts[k][:, :2] - before[k][:, :2], [off / np.linalg.norm(off) * 0.02] * 4)
 
 
+def test_resync_deadband_keeps_the_pivot_through_small_errors_and_follows_a_slide():
+    """A turn on the spot with a 6 cm dead-band: a 4 cm landing error moves nothing; a 10 cm slide moves the plan
+    by the 4 cm beyond the dead-band, along the slide."""
+    g = gen(CrawlCommand(0.0, 0, 0.1), cycles=3)
+    k = 4
+    before = [c.copy() for c in g.contacts]
+    small = before[k].copy()
+    small[:, :2] += [0.04, 0.0]
+    assert g.resync(k, small, max_shift_m=0.15, deadband_m=0.06) == 0.0
+    assert all(np.allclose(a, b) for a, b in zip(g.contacts, before))
+    slide = before[k].copy()
+    slide[:, :2] += [0.0, -0.10]
+    assert g.resync(k, slide, max_shift_m=0.15, deadband_m=0.06) == pytest.approx(0.04)
+    assert np.allclose(g.contacts[k][:, :2] - before[k][:, :2], [[0.0, -0.04]] * 4, atol=1e-9)
+
+
 def test_resync_ignores_bad_measurements():
     g = gen(CrawlCommand(0.035, 0, 0), cycles=2)
     before = [c.copy() for c in g.contacts]

@@ -181,7 +181,8 @@ class CrawlGaitGenerator:
         self.duration_s = self.seq.step_start_s(self.n_steps)
         self._plan_from(k0)
 
-    def resync(self, k: int, measured_contacts, max_shift_m: float, max_limb_error_m: float = 0.0) -> float:
+    def resync(self, k: int, measured_contacts, max_shift_m: float, max_limb_error_m: float = 0.0,
+               deadband_m: float = 0.0) -> float:
         """Re-sync at step boundary ``k`` (a host that measures once per cycle): the pattern reference
         :math:`r_k` and the contacts from ``k`` on move by the (measured − planned) contact centroid, at most
         ``max_shift_m``, and the steps from ``k`` on are planned again. A robot whose limbs land short of or beside
@@ -191,12 +192,17 @@ class CrawlGaitGenerator:
         The heading and the travel direction stay with the steering feedback. ``max_limb_error_m`` > 0: then a limb
         still farther than that from its planned contact (one lagging knee: its held stance target would leave the
         reach, "target of RK is 1.22 m from the pelvis" in a CrawlTo on the estimate) is planned from that distance
-        of where it was measured. Returns the centroid shift's norm [m]; non-finite measurements change nothing."""
+        of where it was measured. ``deadband_m`` > 0: only the part of the centroid error beyond it is followed (a
+        turn on the spot keeps its pivot through the landing errors of a few cm, and follows a robot sliding down a
+        slope). Returns the centroid shift's norm [m]; non-finite measurements change nothing."""
         m = np.asarray(measured_contacts, float).reshape(4, 3)
         if not (0 <= k < self.n_steps) or not np.all(np.isfinite(m[:, :2])) or not max_shift_m > 0:
             return 0.0
         e = m[:, :2].mean(axis=0) - self.contacts[k][:, :2].mean(axis=0)
         n = float(np.linalg.norm(e))
+        if deadband_m > 0:
+            e *= max(0.0, n - deadband_m) / max(n, 1e-12)
+            n = float(np.linalg.norm(e))
         if n > max_shift_m:
             e *= max_shift_m / n
         r, th = self.ref[k]
