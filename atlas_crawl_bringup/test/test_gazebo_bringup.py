@@ -161,15 +161,16 @@ def test_the_estimate_is_hosted_by_the_controller_plugin(tmp_path):
     base = os.path.join(HERE, "config", "controllers_gazebo.yaml")
     est = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "e.yaml")))
     ctl = est["crawl_controller"]["ros__parameters"]
-    assert ctl["pose_source"] == "estimate" and ctl["estimator_overrides"] == ["leg.ground_height_source=flat"]
+    assert ctl["pose_source"] == "estimate" and ctl["estimator_overrides"] == ["leg.ground_height_source=flat",
+                                                                              "leg.tilt_measurement=false"]
     assert "pelvis_pose_topic" not in ctl           # the ground truth initialises the hosted estimator, once
     assert est["controller_manager"]["ros__parameters"]["use_sim_time"] is True
     slope = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "s.yaml"), scene="slope"))
-    assert slope["crawl_controller"]["ros__parameters"]["estimator_overrides"] == []
+    assert slope["crawl_controller"]["ros__parameters"]["estimator_overrides"] == ["leg.tilt_measurement=false"]
     more = _yaml(write_controller_overrides(base, "estimate", str(tmp_path / "m.yaml"),
                                             estimator_overrides=("leg.accel_noise_m_per_s2_sqrt_hz=2.0",)))
     assert more["crawl_controller"]["ros__parameters"]["estimator_overrides"] == [
-        "leg.ground_height_source=flat", "leg.accel_noise_m_per_s2_sqrt_hz=2.0"]
+        "leg.ground_height_source=flat", "leg.tilt_measurement=false", "leg.accel_noise_m_per_s2_sqrt_hz=2.0"]
     # the plugin's parameters accept them (names and the estimator's validation, as the bridge applies them)
     host = _yaml(os.path.join(ROOT, "atlas_crawl_ros2_control", "config", "crawl_controller_plugin_parameters.yaml"))
     assert {"pose_source", "estimator_overrides", "imu_sensor_name", "estimator_record_path"} <= set(
