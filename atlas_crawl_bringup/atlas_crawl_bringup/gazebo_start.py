@@ -124,8 +124,8 @@ def write_controller_overrides(base_file: str, pose_source: str = "ground_truth"
     every update; it publishes /odom and /state_estimator/pelvis_pose). On the ``flat`` scene the estimator measures
     the contact heights against the flat floor (``leg.ground_height_source=flat``); on other scenes the plugin has no
     height map, so z is not measured. The tilt from the stance contacts is off (``leg.tilt_measurement=false``): in
-    Gazebo it made the estimate worse (key-frame crawl, 3 cycles, 2 runs each: 9.5 / 9.1 % of the path with it, 4.4 /
-    6.8 % without; session 28). ``estimator_overrides``: more ``name=value`` items for the hosted estimator
+    Gazebo it made the estimate worse (key-frame crawl, 3 cycles: 9.5 / 9.1 % of the path with it, 4.4 / 6.8 / 8.3 %
+    without; session 28). ``estimator_overrides``: more ``name=value`` items for the hosted estimator
     (after those); ``estimator_record_path``: the plugin's record of the estimator's inputs (debugging). Returns the
     written file's path."""
     if pose_source not in ("ground_truth", "estimate"):
