@@ -109,6 +109,7 @@ class AttitudeEKF:
         # filterpy: residual z − H x with x = 0 is y
         self.kf.update(y.reshape(3, 1), R=np.eye(3) * self.accel_noise ** 2, H=H)
         self._inject()
+        self.accel_used += 1
         return True
 
     def _update_window(self, a: np.ndarray) -> bool:
@@ -126,6 +127,7 @@ class AttitudeEKF:
         self.kf.update(y.reshape(2, 1), R=np.eye(2) * self.accel_window_noise ** 2, H=H)
         self.kf.dim_z = 3
         self._inject()
+        self.accel_used += 1
         return True
 
     def update_tilt(self, phi_xy, cov) -> None:
@@ -138,7 +140,6 @@ class AttitudeEKF:
         self.kf.update(np.asarray(phi_xy, float).reshape(2, 1), R=np.asarray(cov, float).reshape(2, 2), H=H)
         self.kf.dim_z = 3
         self._inject()
-        self.accel_used -= 1          # _inject counts accelerometer corrections
         self.tilt_used += 1
 
     def _inject(self) -> None:
@@ -147,7 +148,6 @@ class AttitudeEKF:
         self.bias = self.bias + dx[3:]
         self.kf.x = np.zeros((6, 1))
         self._orthonormalise()
-        self.accel_used += 1
 
     def _orthonormalise(self) -> None:
         u, _s, vt = np.linalg.svd(self.R)
