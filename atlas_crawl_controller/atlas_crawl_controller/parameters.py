@@ -426,11 +426,15 @@ def declare_ros_parameters(node, pset: ParameterSet) -> ParamValues:
     """Declare every parameter of ``pset`` on ``node`` (values from launch/YAML overrides win over defaults).
 
     Returns the validated values. An override that fails validation raises ParameterError (the node must not start
-    with a bad configuration).
+    with a bad configuration). An integer override of a double parameter (``x:=0``) is taken as that number.
     """
     from rclpy.parameter import Parameter
+    overrides = getattr(node, "_parameter_overrides", None) or {}
     declared = {}
     for name, spec in pset.specs.items():
+        o = overrides.get(name)
+        if o is not None and spec.type == "double" and o.type_ == Parameter.Type.INTEGER:
+            overrides[name] = Parameter(name, value=float(o.value))   # "0" for a double: 0.0, not a refused type
         p = node.declare_parameter(name, spec.default, descriptor_for(spec))
         declared[name] = p.value
     flat = {}

@@ -105,3 +105,27 @@ def test_ros_descriptors_and_runtime_change():
         node.destroy_node()
     finally:
         rclpy.shutdown(context=ctx)
+
+
+def test_an_integer_override_of_a_double_parameter_is_that_number():
+    """``--set node:gain=0`` or ``gain:=0`` gives the INTEGER 0; rclpy would refuse it for a double parameter at
+    declaration (the embedded graph then failed to start). It is declared as 0.0; a string is still refused."""
+    rclpy = pytest.importorskip("rclpy")
+    os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(1, 200)))
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    from rclpy.exceptions import InvalidParameterTypeException
+    from rclpy.parameter import Parameter
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        ps = ParameterSet.from_dict(GPL)
+        node = rclpy.create_node("param_int", context=ctx, parameter_overrides=[Parameter("gain", value=2)])
+        vals = declare_ros_parameters(node, ps)
+        assert vals.gain == 2.0 and isinstance(node.get_parameter("gain").value, float)
+        node.destroy_node()
+        node = rclpy.create_node("param_str", context=ctx, parameter_overrides=[Parameter("gain", value="2")])
+        with pytest.raises(InvalidParameterTypeException):
+            declare_ros_parameters(node, ps)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
