@@ -144,13 +144,25 @@ class Stack:
             p += [Parameter(k, value=v) for k, v in node_params.get(name, {}).items()]
             return p
 
-        self.sim = MujocoSimNode(sim_overrides=sim_overrides, context=self.context,
-                                 parameter_overrides=overrides("mujoco_sim"))
-        remap = pose_remap(pose_source)
-        self.contact = ContactInferenceNode(context=self.context, parameter_overrides=overrides("contact_inference"),
-                                            cli_args=remap)
-        self.sequencer = GaitSequencerNode(context=self.context, parameter_overrides=overrides("gait_sequencer"),
-                                           cli_args=remap)
+        built = []      # a node that refuses its parameters: the ones built before it go, then the error
+        try:
+            self.sim = MujocoSimNode(sim_overrides=sim_overrides, context=self.context,
+                                     parameter_overrides=overrides("mujoco_sim"))
+            built.append(self.sim)
+            remap = pose_remap(pose_source)
+            self.contact = ContactInferenceNode(context=self.context,
+                                                parameter_overrides=overrides("contact_inference"), cli_args=remap)
+            built.append(self.contact)
+            self.sequencer = GaitSequencerNode(context=self.context, parameter_overrides=overrides("gait_sequencer"),
+                                               cli_args=remap)
+        except BaseException:
+            for n in reversed(built):
+                try:
+                    n.destroy_node()
+                except Exception:  # noqa: BLE001 - the construction error is the one to report
+                    pass
+            rclpy.shutdown(context=self.context)
+            raise
         self.manager = rclpy.create_node("lifecycle_manager", context=self.context)
         # One thread: no callback blocks (goals wait on threads of their own, planning too). rclpy's
         # MultiThreadedExecutor held the GIL ~80 % of the time rebuilding wait sets and re-dispatching entities of

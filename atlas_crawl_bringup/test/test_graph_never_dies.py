@@ -92,3 +92,16 @@ def test_stale_pelvis_pose_aborts_goal_with_reason(goals, stack):  # noqa: F811
     assert stack.reset_sim()
     assert stack.wait_sim_time(1.5)   # a fall flag (if the abort tipped it) clears after fall.clear_s upright
     _crawl_one(goals)
+
+
+def test_a_refused_parameter_stops_the_stack_with_its_reason_not_a_crash():
+    """A node that refuses an override (a string for a double) ends the Stack's construction with rclpy's reason; the
+    nodes built before it are destroyed, and the process exits normally (it died with SIGSEGV at exit before)."""
+    import subprocess
+    import sys
+    code = ("from atlas_crawl_bringup.stack import Stack\n"
+            "Stack(node_params={'gait_sequencer': {'generator.diagonal_turn_max_resync_m': 'abc'}}, "
+            "pose_source='ground_truth')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "expecting type 'DOUBLE'" in r.stderr
