@@ -70,62 +70,64 @@ def test_package_files_load_and_document_units(fname):
             assert "[" in s.description, f"{s.name}: describe units like [m], [s], [-]"
 
 
-def test_ros_descriptors_and_runtime_change():
+@pytest.fixture
+def ros_context():
+    """A private rclpy context on a random local domain, shut down after the test."""
     rclpy = pytest.importorskip("rclpy")
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(1, 200)))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    from rclpy.parameter import Parameter
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     try:
-        node = rclpy.create_node("param_test", context=ctx)
-        ps = ParameterSet.from_dict(GPL)
-        vals = declare_ros_parameters(node, ps)
-        d = node.describe_parameter("gain")
-        assert d.floating_point_range[0].to_value == 10.0 and "[1/s]" in d.description
-        state = {"v": vals}
-
-        def apply(new):
-            if new.n > 100:
-                return "n too large for the buffer"
-            state["v"] = new
-            return None
-
-        add_validating_callback(node, ps, lambda: state["v"], apply)
-        assert node.set_parameters([Parameter("gain", value=2.5)])[0].successful
-        assert state["v"].gain == 2.5
-        r = node.set_parameters([Parameter("gain", value=20.0)])[0]
-        assert not r.successful and r.reason
-        r = node.set_parameters([Parameter("mode", value="zz")])[0]
-        assert not r.successful and "one of" in r.reason
-        r = node.set_parameters([Parameter("n", value=500)])[0]
-        assert not r.successful and "too large" in r.reason
-        assert state["v"].n == 3 and read_ros_parameters(node, ps).n == 3
-        assert math.isclose(read_ros_parameters(node, ps).gain, 2.5)
-        node.destroy_node()
+        yield ctx
     finally:
         rclpy.shutdown(context=ctx)
 
 
-def test_an_integer_override_of_a_double_parameter_is_that_number():
+def test_ros_descriptors_and_runtime_change(ros_context):
+    import rclpy
+    from rclpy.parameter import Parameter
+    ctx = ros_context
+    node = rclpy.create_node("param_test", context=ctx)
+    ps = ParameterSet.from_dict(GPL)
+    vals = declare_ros_parameters(node, ps)
+    d = node.describe_parameter("gain")
+    assert d.floating_point_range[0].to_value == 10.0 and "[1/s]" in d.description
+    state = {"v": vals}
+
+    def apply(new):
+        if new.n > 100:
+            return "n too large for the buffer"
+        state["v"] = new
+        return None
+
+    add_validating_callback(node, ps, lambda: state["v"], apply)
+    assert node.set_parameters([Parameter("gain", value=2.5)])[0].successful
+    assert state["v"].gain == 2.5
+    r = node.set_parameters([Parameter("gain", value=20.0)])[0]
+    assert not r.successful and r.reason
+    r = node.set_parameters([Parameter("mode", value="zz")])[0]
+    assert not r.successful and "one of" in r.reason
+    r = node.set_parameters([Parameter("n", value=500)])[0]
+    assert not r.successful and "too large" in r.reason
+    assert state["v"].n == 3 and read_ros_parameters(node, ps).n == 3
+    assert math.isclose(read_ros_parameters(node, ps).gain, 2.5)
+    node.destroy_node()
+
+
+def test_an_integer_override_of_a_double_parameter_is_that_number(ros_context):
     """``--set node:gain=0`` or ``gain:=0`` gives the INTEGER 0; rclpy would refuse it for a double parameter at
     declaration (the embedded graph then failed to start). It is declared as 0.0; a string is still refused."""
-    rclpy = pytest.importorskip("rclpy")
-    os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(1, 200)))
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    import rclpy
     from rclpy.exceptions import InvalidParameterTypeException
     from rclpy.parameter import Parameter
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    try:
-        ps = ParameterSet.from_dict(GPL)
-        node = rclpy.create_node("param_int", context=ctx, parameter_overrides=[Parameter("gain", value=2)])
-        vals = declare_ros_parameters(node, ps)
-        assert vals.gain == 2.0 and isinstance(node.get_parameter("gain").value, float)
-        node.destroy_node()
-        node = rclpy.create_node("param_str", context=ctx, parameter_overrides=[Parameter("gain", value="2")])
-        with pytest.raises(InvalidParameterTypeException):
-            declare_ros_parameters(node, ps)
-        node.destroy_node()
-    finally:
-        rclpy.shutdown(context=ctx)
+    ctx = ros_context
+    ps = ParameterSet.from_dict(GPL)
+    node = rclpy.create_node("param_int", context=ctx, parameter_overrides=[Parameter("gain", value=2)])
+    vals = declare_ros_parameters(node, ps)
+    assert vals.gain == 2.0 and isinstance(node.get_parameter("gain").value, float)
+    node.destroy_node()
+    node = rclpy.create_node("param_str", context=ctx, parameter_overrides=[Parameter("gain", value="2")])
+    with pytest.raises(InvalidParameterTypeException):
+        declare_ros_parameters(node, ps)
+    node.destroy_node()
