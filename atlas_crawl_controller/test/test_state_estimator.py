@@ -238,6 +238,58 @@ def test_leg_odometry_impact_gate_does_not_integrate_a_spike():
     assert abs(kf.velocity[0] - 0.004) < 1e-12 and kf.impacts == 0
 
 
+def _leg_kf(**over):
+    from atlas_crawl_controller.estimation.leg_odometry_kf import LegOdometryKF
+    p = {k[len("leg."):]: v for k, v in default_params().as_dict().items() if k.startswith("leg.")}
+    kf = LegOdometryKF({**p, **over})
+    kf.initialize(np.zeros(3), np.eye(3), np.array([[0.4, 0.2, -0.4], [0.4, -0.2, -0.4], [-0.3, 0.2, -0.5],
+                                                     [-0.3, -0.2, -0.5]]))
+    return kf
+
+
+def test_leg_odometry_velocity_uncertainty_grows_with_the_integrated_acceleration():
+    """leg.accel_relative_noise k: each IMU sample adds (k |a| dt)^2 to the velocity variance, so after a hard
+    landing the slip gate widens and the stance contacts can correct the velocity again (a quiet sample adds ~0)."""
+    a = np.array([30.0, 0.0, 9.81])                 # 30 m/s^2 forward (a landing), one 4 ms sample
+    grow = {}
+    for k in (0.0, 0.5):
+        kf = _leg_kf(accel_relative_noise=k)
+        P0 = kf.P[3:6, 3:6].copy()
+        kf.predict(a, 0.004, np.ones(4))
+        grow[k] = np.diag(kf.P[3:6, 3:6] - P0)
+        assert abs(kf.velocity[0] - 0.12) < 1e-12    # the acceleration itself is integrated either way
+    assert np.allclose(grow[0.5] - grow[0.0], (0.5 * 30.0 * 0.004) ** 2)
+    kf, kf0 = _leg_kf(accel_relative_noise=0.5), _leg_kf()
+    for f in (kf, kf0):
+        f.predict(np.array([0.0, 0.0, 9.81]), 0.004, np.ones(4))   # at rest: nothing added
+    assert np.allclose(kf.P, kf0.P)
+
+
+def test_the_diagonal_support_values_apply_on_a_support_diagonal_and_for_hold_s_after():
+    """leg.diagonal_support.*: in use while only LW+RK or RW+LK is expected in stance and for hold_s after; a
+    tripod, two limbs on one side or all four never switch them on, so a statically stable crawl keeps the leg.*
+    values (its estimate is the same to the bit, session 29)."""
+    world = World([0.0, 0.0, 0.55], np.eye(3))
+    est = make(world)
+    run(world, est, 2.1)                               # aligned and running
+    hold = est.params["leg.diagonal_support.hold_s"]
+    for st in ([1, 1, 1, 0], [1, 1, 0, 0], [0, 1, 0, 1], [1, 1, 1, 1]):
+        run(world, est, 0.2, stance=np.array(st, bool))
+        assert not est.diagonal_support_profile, st
+    run(world, est, 0.2, stance=np.array([0, 1, 1, 0], bool))
+    assert est.diagonal_support_profile
+    assert est.leg.param("slip_gate_chi2") == est.params["leg.diagonal_support.slip_gate_chi2"]
+    run(world, est, hold - 0.05, stance=np.ones(4, bool))
+    assert est.diagonal_support_profile                # the landing after the swing
+    run(world, est, 0.1, stance=np.ones(4, bool))
+    assert not est.diagonal_support_profile
+    assert est.leg.param("slip_gate_chi2") == est.params["leg.slip_gate_chi2"]
+    off = make(world, **{"leg.diagonal_support.hold_s": 0.0})
+    run(world, off, 2.1)
+    run(world, off, 0.2, stance=np.array([1, 0, 0, 1], bool))
+    assert not off.diagonal_support_profile
+
+
 @pytest.mark.parametrize("tilt_measurement", [False, True])
 def test_stance_contacts_remove_the_tilt_an_accelerometer_bias_leaves(tilt_measurement):
     """An accelerometer bias b reads as a tilt of b / g (0.05 m/s² ≈ 0.29°); the stance contacts on the flat ground

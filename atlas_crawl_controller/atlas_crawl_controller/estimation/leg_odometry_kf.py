@@ -5,7 +5,8 @@ form with the orientation given), here with the four crawl contacts (wrists, kne
 State (world frame, 18): x = [p, v, c₁, c₂, c₃, c₄] — pelvis position, pelvis velocity, contact positions::
 
     predict (a_w = R a_m − g e₃, Δt):   p ← p + v Δt + ½ a_w Δt²,  v ← v + a_w Δt,  cᵢ ← cᵢ
-        Q = diag(σ_p² Δt I, σ_a² Δt I, σ_cᵢ² Δt I)     σ_cᵢ = stance (slip) or swing (free) contact noise
+        Q = diag(σ_p² Δt I, (σ_a² Δt + (k |a_w| Δt)²) I, σ_cᵢ² Δt I)     σ_cᵢ = stance (slip) or swing (free) contact
+        noise; k = accel_relative_noise: an integrated velocity change is uncertain in proportion to its size
         impact (|a_w| > accel_impact_gate, if > 0):   a_w ← 0,  Q_v += (|a_w| Δt)² I
     update (forward kinematics rᵢ, ṙᵢ = Jᵢ q̇ in the pelvis frame; ω from the gyro):
         cᵢ − p = R rᵢ                            (3 per contact, std σ_r, × swing scale when not in stance)
@@ -33,6 +34,11 @@ class LegOdometryKF:
         self.kf = KalmanFilter(dim_x=6 + 3 * N_CONTACTS, dim_z=3)
         self.F_base = np.eye(18)
         self.impacts = 0            # samples not integrated as impacts (accel_impact_gate_m_per_s2)
+        self.profile: dict = {}     # values replacing those of ``params`` meanwhile (the diagonal-support profile)
+
+    def param(self, name: str):
+        """The value of parameter ``name`` in use: the profile's if it has one, else that of ``params``."""
+        return self.profile.get(name, self.p[name])
 
     def initialize(self, p0, R0: np.ndarray, r_body: np.ndarray, v0=(0.0, 0.0, 0.0),
                    pos_std: float = 0.01, vel_std: float = 0.05) -> None:
@@ -65,7 +71,8 @@ class LegOdometryKF:
         B[3:6] = np.eye(3) * dt
         q = np.empty(18)
         q[0:3] = self.p["position_process_noise_m_per_sqrt_s"] ** 2 * dt
-        q[3:6] = self.p["accel_noise_m_per_s2_sqrt_hz"] ** 2 * dt + impact
+        q[3:6] = self.p["accel_noise_m_per_s2_sqrt_hz"] ** 2 * dt + impact \
+            + (self.param("accel_relative_noise") * a_norm * dt) ** 2
         s, w = self.p["stance_contact_noise_m_per_sqrt_s"], self.p["swing_contact_noise_m_per_sqrt_s"]
         for i in range(N_CONTACTS):
             k = float(np.clip(stance_weight[i], 0.0, 1.0))
@@ -93,7 +100,7 @@ class LegOdometryKF:
         reject every contact): the contacts are tested against their component-wise median velocity with the
         kinematic noise only; if none passes, all candidates are used."""
         w = np.clip(np.asarray(stance_weight, float), 0.0, 1.0).copy()
-        gate = self.p["slip_gate_chi2"]
+        gate = self.param("slip_gate_chi2")
         if gate <= 0:
             return w
         v = np.array([-R @ (np.cross(omega_body, r_body[i]) + rdot_body[i]) for i in range(N_CONTACTS)])
@@ -102,10 +109,10 @@ class LegOdometryKF:
             if cand_idx.size == 0:
                 return w
             v_hat = np.median(v[cand_idx], axis=0)
-            S = np.eye(3) * self.p["kinematic_velocity_noise_m_per_s"] ** 2
+            S = np.eye(3) * self.param("kinematic_velocity_noise_m_per_s") ** 2
         else:
             v_hat = self.kf.x[3:6, 0]
-            S = self.kf.P[3:6, 3:6] + np.eye(3) * self.p["kinematic_velocity_noise_m_per_s"] ** 2
+            S = self.kf.P[3:6, 3:6] + np.eye(3) * self.param("kinematic_velocity_noise_m_per_s") ** 2
         Si = np.linalg.inv(S)
         d2 = np.full(N_CONTACTS, np.inf)
         for i in cand_idx:
@@ -147,7 +154,7 @@ class LegOdometryKF:
             rows = slice(12 + 3 * i, 15 + 3 * i)
             z[rows] = -R @ (np.cross(omega_body, r_body[i]) + rdot_body[i])
             H[rows, 3:6] = np.eye(3)
-            rdiag[rows] = (pr["kinematic_velocity_noise_m_per_s"] * scale) ** 2
+            rdiag[rows] = (self.param("kinematic_velocity_noise_m_per_s") * scale) ** 2
             if use_h:
                 j = 24 + i
                 g = pr["ground_height_m"] if ground_z is None else float(ground_z[i])

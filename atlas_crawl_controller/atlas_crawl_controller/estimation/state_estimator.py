@@ -5,7 +5,9 @@ linear Kalman filter with the orientation given):
 
 1. :class:`AttitudeEKF` — orientation and gyro bias from gyro + accelerometer (tilt observable, heading integrated).
 2. :class:`LegOdometryKF` — position, velocity and the four contact positions from the accelerometer (predict)
-   and forward kinematics of the stance contacts (update), weighted by the stance with a touchdown ramp.
+   and forward kinematics of the stance contacts (update), weighted by the stance with a touchdown ramp. While
+   only a support diagonal is expected in stance (the dynamic diagonal crawls) and for a moment after, the
+   ``leg.diagonal_support.*`` values replace their ``leg.*`` namesakes: those landings are hard.
 
 Life cycle: :meth:`reset` (initial pose: position and heading, e.g. /initialpose or the simulator's spawn) →
 static alignment for ``alignment_s`` (mean gyro = bias, mean accelerometer = tilt; the robot must hold still) →
@@ -87,6 +89,9 @@ class StateEstimator:
                                     p["attitude.gravity_m_per_s2"], p["attitude.accel_window_s"],
                                     p["attitude.accel_window_noise_m_per_s2"])
         self.leg = LegOdometryKF(_sub(p, "leg."), p["attitude.gravity_m_per_s2"])
+        pre = "leg.diagonal_support."
+        self._diagonal_profile = {k[len(pre):]: v for k, v in p.as_dict().items()
+                                  if k.startswith(pre) and k != pre + "hold_s"}
 
     def set_params(self, params: ParamValues) -> Optional[str]:
         """New parameter values (validated by the caller's ParameterSet); the filter states are kept."""
@@ -136,6 +141,8 @@ class StateEstimator:
         self._weight = np.ones(4)        # stance weights with the touchdown ramp (contact source)
         self._used = np.zeros(4)         # weights after the slip gate, as used by the last kinematic update
         self._t_contact = None           # time of the last kinematic update that used a contact
+        self._t_diagonal = -math.inf     # last time only a support diagonal was expected in stance
+        self.leg.profile = {}
         self.tilt_reason = ""            # why the last contact tilt measurement was not used ("" = used)
         if hasattr(self.kin, "reset"):
             self.kin.reset()
@@ -239,9 +246,10 @@ class StateEstimator:
         self._update_weights(self._t_imu)
         r, rd = self._joints
         t_now = t if self._t_imu is None else self._t_imu
+        self._select_profile(st, t_now)
         if self._used.sum() > 0 or self._weight.sum() <= 0 or self._t_contact is None:
             self._t_contact = t_now       # the last update with a kinematic contact (or none expected)
-        lim = self.params["leg.max_imu_only_s"]
+        lim = self.leg.param("max_imu_only_s")
         used = self.leg.slip_gate(R, r, rd, self._omega, self._weight,
                                   consensus=lim > 0 and t_now - self._t_contact > lim)
         ground = self._ground_z(t)
@@ -253,6 +261,19 @@ class StateEstimator:
         self._used = used
         self.joints_accepted += 1
         return True
+
+    def _select_profile(self, stance: np.ndarray, t: float) -> None:
+        """The leg.diagonal_support.* values replace their leg.* namesakes while only a support diagonal (LW+RK or
+        RW+LK) is expected in stance and for ``hold_s`` after: the dynamic crawl's landings (issue 14 §1)."""
+        if stance.sum() == 2 and stance[0] == stance[3]:
+            self._t_diagonal = t
+        hold = self.params["leg.diagonal_support.hold_s"]
+        self.leg.profile = self._diagonal_profile if hold > 0 and t - self._t_diagonal <= hold else {}
+
+    @property
+    def diagonal_support_profile(self) -> bool:
+        """True while the leg.diagonal_support.* values are in use."""
+        return bool(self.leg.profile)
 
     def _tilt_update(self, R: np.ndarray, r: np.ndarray, used: np.ndarray, ground) -> bool:
         """The attitude's tilt corrected by the slip-gated stance contacts on the known ground (contact_tilt)."""
