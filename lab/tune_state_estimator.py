@@ -2,9 +2,9 @@
 
     python lab/tune_state_estimator.py --trials 40 --cycles 3 --turn-cycles 4 --seeds 0 1 --out /tmp/tune_est
     python lab/tune_state_estimator.py --behaviours crawl_forward crawl_backward turn_left crawl_forward_fast ...
-    python lab/tune_state_estimator.py --behaviours crawl_forward crawl_backward turn_left crawl_forward_fast \
-        gen_diagonal --protect crawl_forward crawl_backward --only leg.accel_relative_noise leg.slip_gate_chi2 \
-        leg.max_imu_only_s leg.kinematic_velocity_noise_m_per_s --cycles 5
+    python lab/tune_state_estimator.py --behaviours crawl_forward_fast gen_diagonal --cycles 5 \
+        --only leg.diagonal_support.accel_relative_noise leg.diagonal_support.slip_gate_chi2 \
+        leg.diagonal_support.max_imu_only_s leg.diagonal_support.kinematic_velocity_noise_m_per_s
 
 Each trial runs :func:`atlas_crawl_eval.estimator_eval.run` (key-frame gait in a fresh MuJoCo, simulated IMU with
 the sim node's default noise, the estimator fed offline with the planned stance) for each of ``--behaviours``
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import optuna
@@ -46,6 +47,8 @@ SPACE = {   # name: (suggest method, args, kwargs)
     "leg.accel_relative_noise": ("float", (0.0, 1.0), {}),
     "leg.max_imu_only_s": ("float", (0.0, 1.0), {}),
 }
+SPACE.update({f"leg.diagonal_support.{k}": SPACE[f"leg.{k}"] for k in (
+    "kinematic_velocity_noise_m_per_s", "slip_gate_chi2", "accel_relative_noise", "max_imu_only_s")})
 
 
 def _suggest(trial, only=None) -> dict:
@@ -55,6 +58,7 @@ def _suggest(trial, only=None) -> dict:
 
 
 def _gen_diagonal(params: dict, seed: int) -> tuple[float, dict]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import estimator_cartesian_loop as loop      # lab/, beside this script
     r = loop.run(1, 10, seed, est_set=params, ground_truth=True, gait="diagonal")
     c = r["end_error_pct"] / 2.0 + abs(r["heading_error_deg"]) / max(r["path_m"], 1e-9)
@@ -64,11 +68,15 @@ def _gen_diagonal(params: dict, seed: int) -> tuple[float, dict]:
 def score(params: dict, a) -> tuple[float, dict]:
     cost, figs = 0.0, {}
     protect = set(getattr(a, "protect", None) or [])
+
+    def add(c: float, beh: str) -> float:
+        return (c if math.isfinite(c) else 1e3) + (10 * max(0.0, c - 1) if beh in protect else 0.0)
+
     for seed in a.seeds:
         for beh in a.behaviours:
             if beh == "gen_diagonal":
                 c, figs[f"{beh}/{seed}"] = _gen_diagonal(params, seed)
-                cost += (c if math.isfinite(c) else 1e3) + (10 * max(0.0, c - 1) if beh in protect else 0.0)
+                cost += add(c, beh)
                 continue
             turn = beh.startswith("turn")
             r = ee.run(beh, a.turn_cycles if turn else a.cycles, seed=seed, est_overrides=params)
@@ -79,7 +87,7 @@ def score(params: dict, a) -> tuple[float, dict]:
                 c = d["final_error_3d_m"] / 0.02 + abs(d["yaw_error_final_deg"]) / 1.0
             else:
                 c = 100 * d["final_error_3d_m"] / d["path_m"] / 2.0 + d["yaw_deg_per_m"] / 1.0
-            cost += (c if math.isfinite(c) else 1e3) + (10 * max(0.0, c - 1) if beh in protect else 0.0)
+            cost += add(c, beh)
             figs[f"{beh}/{seed}"] = {k: d[k] for k in ("drift_pct", "final_error_3d_m", "yaw_deg_per_m",
                                                        "yaw_error_final_deg", "tilt_error_max_deg")}
     return cost / len(a.seeds), figs
@@ -104,8 +112,6 @@ def main(argv=None) -> int:
     study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=a.sampler_seed),
                                 storage=f"sqlite:///{out / 'study.db'}", study_name="estimator",
                                 load_if_exists=True)
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parent))     # estimator_cartesian_loop for gen_diagonal
     base, base_figs = score({}, a)
     print(f"defaults: cost {base:.3f} {json.dumps(base_figs)}", flush=True)
 
