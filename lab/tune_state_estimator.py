@@ -12,7 +12,8 @@ the sim node's default noise, the estimator fed offline with the planned stance)
 
     crawl:  drift_3d % / 2 + yaw deg/m / 1          turn:  position error / 0.02 m + yaw error deg / 1
 
-``gen_diagonal`` is the gait generator's dynamic diagonal crawl (10 cycles forward) with the sequencer and the
+``gen_diagonal`` (``gen_diagonal_backward``) is the gait generator's dynamic diagonal crawl (10 cycles forward
+(backward)) with the sequencer and the
 controller core on ground truth and the estimator beside them (``lab/estimator_cartesian_loop.py --gait diagonal
 --ground-truth``), scored as a crawl. ``--protect`` behaviours cost 10 x more for every unit above 1 (their target
 missed). ``--only`` searches just those parameters (the others stay at their defaults). Several processes may run
@@ -57,10 +58,10 @@ def _suggest(trial, only=None) -> dict:
     return {k: getattr(trial, f"suggest_{SPACE[k][0]}")(k, *SPACE[k][1], **SPACE[k][2]) for k in names}
 
 
-def _gen_diagonal(params: dict, seed: int) -> tuple[float, dict]:
+def _gen_diagonal(params: dict, seed: int, direction: int = 1) -> tuple[float, dict]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import estimator_cartesian_loop as loop      # lab/, beside this script
-    r = loop.run(1, 10, seed, est_set=params, ground_truth=True, gait="diagonal")
+    r = loop.run(direction, 10, seed, est_set=params, ground_truth=True, gait="diagonal")
     c = r["end_error_pct"] / 2.0 + abs(r["heading_error_deg"]) / max(r["path_m"], 1e-9)
     return c, {"drift_pct": r["end_error_pct"], "heading_error_deg": r["heading_error_deg"]}
 
@@ -74,8 +75,8 @@ def score(params: dict, a) -> tuple[float, dict]:
 
     for seed in a.seeds:
         for beh in a.behaviours:
-            if beh == "gen_diagonal":
-                c, figs[f"{beh}/{seed}"] = _gen_diagonal(params, seed)
+            if beh in ("gen_diagonal", "gen_diagonal_backward"):
+                c, figs[f"{beh}/{seed}"] = _gen_diagonal(params, seed, -1 if beh.endswith("backward") else 1)
                 cost += add(c, beh)
                 continue
             turn = beh.startswith("turn")
