@@ -3,7 +3,7 @@
     python -m atlas_crawl_eval.estimator_eval [--behaviours crawl_forward crawl_backward turn_left] [--cycles 10]
         [--turn-cycles 12] [--imu-rate 250] [--joint-rate 250] [--contacts planned|ground_truth|all]
         [--seed 0] [--set leg.touchdown_settle_s=0.2 ...] [--noise imu.gyro_bias_initial_rad_per_s=0.01 ...]
-        [--json out.json]
+        [--loop-mode full|part] [--json out.json]
 
 Each run plays the key-frame gait (the same protocol as atlas_crawl_eval.run_trials: start pose with seeded joint
 noise, 3 s rest, N cycles, 2.5 s rest) in a fresh AtlasSim. The simulated IMU (atlas_crawl_mujoco.sensors,
@@ -76,8 +76,9 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
         contacts: str = "planned", est_overrides: dict | None = None, noise_overrides: dict | None = None,
         init_noise_rad: float = 0.01, settle_before_s: float = 3.0, settle_after_s: float = 2.5,
         init_at_s: float = 0.5, estimator: StateEstimator | None = None, scene: str | None = None,
-        map_rate_hz: float = 2.0) -> EstimatorRun:
-    """One key-frame run with the estimator fed offline (see the module doc)."""
+        map_rate_hz: float = 2.0, loop_mode: str = "full") -> EstimatorRun:
+    """One key-frame run with the estimator fed offline (see the module doc); ``loop_mode`` full or part (the
+    gait's loops, as ``run_trials``)."""
     from atlas_crawl_controller import keyframes
     from atlas_crawl_controller.player import KeyframePlayer
     from atlas_crawl_mujoco.logger import Logger
@@ -142,7 +143,9 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
         sample(rest, -1, -1)
         k += 1
     sim.fall_check = getattr(script, "fall_check", "crawl")
-    pl = KeyframePlayer(script, loop_mode="full", cycles=cycles, reverse=reverse)
+    if loop_mode not in ("full", "part"):
+        raise ValueError(f"loop_mode must be full or part, got {loop_mode!r}")
+    pl = KeyframePlayer(script, loop_mode=loop_mode, cycles=cycles, reverse=reverse)
     pl.start(sim.joint_q(), sim.joint_effort(), sim.kp)
     after = int(round(settle_after_s / dt))
     fell, fall_t = False, math.nan
@@ -165,7 +168,7 @@ def run(behaviour: str, cycles: int, seed: int = 0, imu_rate_hz: float = 250.0, 
                 fell, fall_t = True, sim.time
                 break
     wall = time.perf_counter() - t_wall
-    meta = dict(gait=name + ("_reversed" if reverse else ""), loop_mode="full", cycles=cycles, seed=seed,
+    meta = dict(gait=name + ("_reversed" if reverse else ""), loop_mode=loop_mode, cycles=cycles, seed=seed,
                 fell=fell, fall_time_s=fall_t)
     arrays = log.arrays(meta)
     sim.close()
@@ -306,6 +309,7 @@ def main(argv=None) -> int:
     ap.add_argument("--set", nargs="*", default=[], help="estimator parameter overrides name=value")
     ap.add_argument("--noise", nargs="*", default=[], help="sensor noise overrides (imu.*, joint_noise.*)")
     ap.add_argument("--scene", default=None, help="terrain scene (atlas_crawl_mujoco/config/scenes, or a file)")
+    ap.add_argument("--loop-mode", choices=["full", "part"], default="full", help="the gait's loop (default full)")
     ap.add_argument("--json", default=None, help="write the figures as JSON")
     a = ap.parse_args(argv)
     est_over, noise_over = _parse_sets(a.set), _parse_sets(a.noise)
@@ -313,7 +317,7 @@ def main(argv=None) -> int:
     for beh in a.behaviours:
         cyc = a.turn_cycles if beh in metrics.TURN_BEHAVIOURS else a.cycles
         r = run(beh, cyc, seed=a.seed, imu_rate_hz=a.imu_rate, joint_rate_hz=a.joint_rate, contacts=a.contacts,
-                est_overrides=est_over, noise_overrides=noise_over, scene=a.scene)
+                est_overrides=est_over, noise_overrides=noise_over, scene=a.scene, loop_mode=a.loop_mode)
         d = drift_figures(r)
         cmp_ = metric_comparison(r)
         fell = bool(r.gt.meta_fell)

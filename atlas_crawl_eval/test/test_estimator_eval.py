@@ -15,3 +15,12 @@ def test_one_crawl_cycle_estimate_stays_close_and_metrics_compare():
     assert set(cmp_) == set(ee.CRAWL_KEYS)
     g, e, rel = cmp_["velocity_m_s"]
     assert g > 0.05 and math.isfinite(e) and rel < 0.1
+
+
+def test_the_loop_mode_is_the_players_and_a_bad_one_is_refused():
+    """--loop-mode part plays the gait's partial loop (the log says so); anything else is refused with the reason."""
+    import pytest
+    r = ee.run("crawl_forward_fast", 1, seed=0, loop_mode="part", settle_after_s=0.5)
+    assert r.gt.meta_loop_mode == "part" and r.est_valid.any()
+    with pytest.raises(ValueError, match="loop_mode must be full or part"):
+        ee.run("crawl_forward_fast", 1, loop_mode="half")
