@@ -30,7 +30,7 @@ from pathlib import Path
 
 import optuna
 
-from atlas_crawl_controller.gait_generator import CommandError
+from atlas_crawl_controller.gait_generator import CommandError, diagonal_params
 from atlas_crawl_eval import gen_crawl
 
 
@@ -98,6 +98,21 @@ def objective_factory(a, modes=("forward", "backward"), seeds=1, fixed=None, spe
     return objective
 
 
+def shipped_values(vals, a) -> dict:
+    """The YAML's values of the searched generator parameters for the tuned gait (the diagonal crawl's own
+    ``diagonal_pairs.*``, backward or turning as ``--modes`` says), enqueued as the first trial: the baseline."""
+    if a.gait == "diagonal":
+        modes = set(a.modes)
+        flat = {**vals.as_dict(), **diagonal_params(vals, backward=modes == {"backward"}, turn=modes == {"turn"})}
+    else:
+        flat = vals.as_dict()
+    searched = set(FEEDBACK_RANGES) | {r.split("=")[0] for r in a.ranges}
+    out = {k: v for k, v in flat.items() if k in searched}
+    if "vx" in searched and a.gait == "diagonal":
+        out["vx"] = flat["crawl_speed_m_per_s"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--trials", type=int, default=30)
@@ -119,6 +134,10 @@ def main():
                     help="diagonal: start from the YAML's diagonal_pairs values, as gen_crawl --gait diagonal")
     ap.add_argument("--ranges", nargs="*", default=[], metavar="NAME=LO:HI",
                     help="searched ranges added to or replacing the defaults (a generator parameter, or vx)")
+    ap.add_argument("--sampler-seed", type=int, default=0, help="TPE seed (a different one per process)")
+    ap.add_argument("--shared", action="store_true",
+                    help="keep the study in OUT/study.db, so several processes started with the same --out share it "
+                         "(each with its own --sampler-seed); the shipped values are enqueued once")
     gen_crawl_args = ["--cycles", "10"]
     a, rest = ap.parse_known_args()
     # the runner's own defaults (tracker configuration, command) + any of its flags after ours
@@ -128,14 +147,21 @@ def main():
     sub.add_argument("--wz", type=float, default=None)
     gen_crawl.add_track_args(sub)
     ga = sub.parse_args(gen_crawl_args + rest)
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
-    study.enqueue_trial({k: v for k, v in gen_crawl.parameter_set().defaults().items()     # the shipped values
-                         if k in FEEDBACK_RANGES and a.gait == "static"})
-    study.enqueue_trial({"feedback.heading_gain": 0.0, "feedback.max_heading_step_rad": 0.05,
-                         "feedback.lateral_gain_rad_per_m": 0.0, "feedback.max_steer_rad": 0.2})   # open loop
-    study.enqueue_trial({"feedback.heading_gain": 0.1, "feedback.max_heading_step_rad": 0.02,
-                         "feedback.lateral_gain_rad_per_m": 2.0, "feedback.max_steer_rad": 0.2})
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sampler = optuna.samplers.TPESampler(seed=a.sampler_seed)
+    if a.shared:
+        study = optuna.create_study(sampler=sampler, storage=f"sqlite:///{out / 'study.db'}", study_name="gait",
+                                    load_if_exists=True)
+    else:
+        study = optuna.create_study(sampler=sampler)
     pset = gen_crawl.parameter_set()
+    if not study.trials:
+        study.enqueue_trial(shipped_values(pset.values(), a))
+        study.enqueue_trial({"feedback.heading_gain": 0.0, "feedback.max_heading_step_rad": 0.05,
+                             "feedback.lateral_gain_rad_per_m": 0.0, "feedback.max_steer_rad": 0.2})   # open loop
+        study.enqueue_trial({"feedback.heading_gain": 0.1, "feedback.max_heading_step_rad": 0.02,
+                             "feedback.lateral_gain_rad_per_m": 2.0, "feedback.max_steer_rad": 0.2})
     fixed = {}
     for kv in a.fixed:
         k, v = kv.split("=", 1)
@@ -149,8 +175,6 @@ def main():
                                        a.gait, a.circle_s,
                                        tuple(1.0 if x == "left" else -1.0 for x in a.turn_sides)),
                    n_trials=a.trials)
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
     best = study.best_trial
     (out / "best.json").write_text(json.dumps(dict(value=best.value, params=best.params, attrs=best.user_attrs),
                                               indent=1), encoding="utf-8")
