@@ -29,6 +29,7 @@ without ROS.  One goal at a time:
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, List, Optional
@@ -289,6 +290,20 @@ def validate_turn(goal, p: ParamValues, iik_available: bool = False):
                       time_scale=1.0 / float(goal.speed_scale), max_cycles=p["max_cycles"],
                       turn_sense=1 if d == "left" else -1, **cart,
                       description=f"turn {d} {goal.cycles} cycles{tag}"), ""
+
+
+def ground_alternative(kind: str, goal, why: str, p: ParamValues, iik_available: bool = False):
+    """What to run instead of a key-frame Crawl / Turn goal message that :meth:`GaitSequencer.keyframe_ground`
+    refused with ``why``, per ``keyframe_ground.policy``: "cartesian" → (the goal validated with METHOD_IIK, "") or
+    (None, both reasons) when that is refused; "reject" → (None, ``why``). The goal message itself is not changed."""
+    if p["keyframe_ground.policy"] != "cartesian":
+        return None, f"{why}; send METHOD_IIK (the gait generator, closed loop on the height map)"
+    alt = copy.copy(goal)
+    alt.method = next(k for k, v in CRAWL_METHODS.items() if v == "iik")
+    mg, reason = (validate_crawl if kind == CRAWL else validate_turn)(alt, p, iik_available)
+    if mg is None:
+        return None, f"{why}; METHOD_IIK instead is refused too: {reason}"
+    return replace(mg, description=f"{mg.description} instead of key-frames: {why}"), ""
 
 
 def validate_roll(goal, p: ParamValues):
@@ -659,6 +674,32 @@ class GaitSequencer:
         self._hmap = height_map
         self._t_map = t
 
+    def keyframe_ground(self, goal: MotionGoal, pelvis_pose, t: float) -> str:
+        """Why a key-frame Crawl / Turn should not play on the ground under the robot ("" when it may, or when
+        nothing says otherwise): the plane fitted to the height map within ``keyframe_ground.radius_m`` of the
+        pelvis is steeper than ``max_tilt_deg`` or the ground is rougher about it than ``max_roughness_m`` (RMS).
+        The recorded gaits are open loop, made on the flat floor. Unchecked ("") without a height map fresher than
+        ``max_map_age_s`` at host time ``t``, with ``policy`` off, or for other goals."""
+        p = self.params
+        if goal.method != "keyframe" or goal.kind not in (CRAWL, TURN) or p["keyframe_ground.policy"] == "off":
+            return ""
+        m, pose = self._hmap, np.asarray(pelvis_pose if pelvis_pose is not None else [math.nan] * 7, float)
+        if m is None or self._t_map is None or not (0.0 <= t - self._t_map <= p["keyframe_ground.max_map_age_s"]):
+            return ""
+        fit = m.ground_fit(pose[:2], p["keyframe_ground.radius_m"])
+        if fit is None:
+            return ""
+        why = []
+        if math.degrees(fit.tilt_rad) > p["keyframe_ground.max_tilt_deg"]:
+            why.append(f"the ground under the robot is tilted {math.degrees(fit.tilt_rad):.1f} deg "
+                       f"(keyframe_ground.max_tilt_deg {p['keyframe_ground.max_tilt_deg']:g})")
+        if fit.roughness_m > p["keyframe_ground.max_roughness_m"]:
+            why.append(f"the ground under the robot is uneven, {100 * fit.roughness_m:.1f} cm RMS about its plane "
+                       f"(keyframe_ground.max_roughness_m {p['keyframe_ground.max_roughness_m']:g} m)")
+        if not why:
+            return ""
+        return "; ".join(why) + ": the key-frame gaits are open loop, recorded on flat ground"
+
     def terrain_status(self, t: float) -> str:
         """What the next Cartesian plan would do at host time ``t``: "map" (a fresh height map, terrain.enabled), or
         "blind: <why>" (what :meth:`CrawlGaitGenerator.use_map` would say)."""
@@ -710,7 +751,7 @@ class GaitSequencer:
         return (run.script is not None and g.kind in (CRAWL, TURN) and g.distance_m == 0 and g.angle_rad == 0
                 and g.loop_mode != "once" and step.cycle + 1 < g.cycles)
 
-    def _queue_next(self, run: _Run, step: _Step, t: float, support) -> Optional[Reference]:
+    def _queue_next(self, run: _Run, step: _Step, t: float, support, pose) -> Optional[Reference]:
         """The next step, sent queued ``pipeline_lead_s`` before ``step`` ends, when nothing needs the step's end
         first (see the parameter); None otherwise. Across a cycle boundary only for a key-frame goal counted in
         cycles (the next cycle is planned here)."""
@@ -718,7 +759,8 @@ class GaitSequencer:
         nxt = run.step_idx + 1
         if (p["pipeline_lead_s"] <= 0 or run.seq_queued is not None or run.cancel or run.stopping
                 or run.goal.kind == RECOVER or t - run.t_sent < step.duration_s - p["pipeline_lead_s"]
-                or (step.last_in_cycle and not self._counted_keyframe_cycles_left(run, step))):
+                or (step.last_in_cycle and not self._counted_keyframe_cycles_left(run, step))
+                or (step.last_in_cycle and self.keyframe_ground(run.goal, pose, t))):   # it stops at the boundary
             return None
         if nxt >= len(run.steps) and step.last_in_cycle:
             run.steps.extend(self._plan(run.script, run.goal, run.planned_cycles, 1))
@@ -774,7 +816,7 @@ class GaitSequencer:
                         "aborted", f"controller did not reach key-frame '{step.name}' within "
                                    f"{step.duration_s + p['reach_timeout_s']:.2f} s (sim time)", t, pose)
                     return out
-                out.reference = self._queue_next(run, step, t, support)
+                out.reference = self._queue_next(run, step, t, support, pose)
                 out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
                 return out
             # reached (or the queued step started: the controller only starts it once this one is reached)
@@ -791,7 +833,7 @@ class GaitSequencer:
                 run.waiting_support_since = None
                 if run.gen is not None and run.step_idx == run.gen["n_pre"]:
                     self._track_generator(run, t, pose, moving=True)    # the gait starts moving
-                out.reference = self._queue_next(run, step, t, support)
+                out.reference = self._queue_next(run, step, t, support, pose)
                 out.feedback = self._feedback(run, support, pose, "moving:" + step.name)
                 return out
             if step.last_in_cycle:
@@ -799,6 +841,14 @@ class GaitSequencer:
                 done, why = self._goal_met(run, pose)
                 if done:
                     out.outcome = self._finish("succeeded", why, t, pose)
+                    return out
+                ground = self.keyframe_ground(run.goal, pose, t) if run.script is not None else ""
+                if ground:    # ground the key-frames are not for, e.g. a step ahead: stop in the crawl stance
+                    again = ("sent again, it runs as METHOD_IIK" if p["keyframe_ground.policy"] == "cartesian"
+                             else "send METHOD_IIK")
+                    out.outcome = self._finish("aborted", f"stopped after {run.cycles_completed} cycle"
+                                                          f"{'' if run.cycles_completed == 1 else 's'} in the crawl "
+                                                          f"stance: {ground} ({again})", t, pose)
                     return out
                 if run.goal.kind == CRAWL_TO and t - run.t_start > run.goal.timeout_s:
                     out.outcome = self._finish("aborted", f"timeout: {t - run.t_start:.1f} s > {run.goal.timeout_s} s "

@@ -11,11 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["HeightMap", "HeightMapError"]
+__all__ = ["GroundFit", "HeightMap", "HeightMapError"]
 
 
 class HeightMapError(ValueError):
     """A height map that cannot be used (the message says why)."""
+
+
+@dataclass(frozen=True)
+class GroundFit:
+    """The least-squares plane :math:`z = a + b x + c y` through the known cells of a disc of the map."""
+    tilt_rad: float        # angle between the plane's normal and the vertical: atan(hypot(b, c))
+    roughness_m: float     # RMS of the cells' heights about the plane
+    n_cells: int
 
 
 @dataclass(frozen=True)
@@ -70,3 +78,23 @@ class HeightMap:
         out[ok] = ((1 - ay) * ((1 - ax) * H[iy, ix] + ax * H[iy, ix + 1])
                    + ay * ((1 - ax) * H[iy + 1, ix] + ax * H[iy + 1, ix + 1]))
         return out
+
+    def ground_fit(self, centre_xy, radius_m: float, min_cells: int = 10):
+        """:class:`GroundFit` of the known cells whose centres lie within ``radius_m`` of ``centre_xy``; None with
+        fewer than ``min_cells`` of them (off the map, unknown ground) or a non-finite centre."""
+        c = np.asarray(centre_xy, float).reshape(-1)[:2]
+        if not (np.all(np.isfinite(c)) and math.isfinite(radius_m) and radius_m > 0):
+            return None
+        ny, nx = self.heights.shape
+        x = self.origin_xy[0] + self.resolution_m * np.arange(nx)
+        y = self.origin_xy[1] + self.resolution_m * np.arange(ny)
+        X, Y = np.meshgrid(x, y)
+        sel = np.isfinite(self.heights) & ((X - c[0]) ** 2 + (Y - c[1]) ** 2 <= radius_m ** 2)
+        n = int(sel.sum())
+        if n < max(3, min_cells):
+            return None
+        A = np.column_stack([np.ones(n), X[sel] - c[0], Y[sel] - c[1]])
+        z = self.heights[sel]
+        coef, *_ = np.linalg.lstsq(A, z, rcond=None)
+        res = z - A @ coef
+        return GroundFit(float(math.atan(math.hypot(coef[1], coef[2]))), float(np.sqrt(np.mean(res ** 2))), n)

@@ -668,3 +668,80 @@ def test_crawl_to_backs_up_to_a_target_behind_with_a_new_backward_gait():
             assert end[:, 0].mean() < last[:, 0].mean() - 0.01, (end[:, 0].mean(), last[:, 0].mean())
         else:
             assert run.goal.direction == 1 and "reversals" not in run.gen and run.gen["cmd"].vx_m_per_s >= 0
+
+
+def _ground_map(t, slope_deg=0.0, bumps_m=0.0, seed=0):
+    """A 2 m height map centred on the origin: a plane rising ``slope_deg`` along +y, plus uniform bumps."""
+    from atlas_crawl_controller.height_map import HeightMap
+    n, res = 41, 0.05
+    X, Y = np.meshgrid(-1.0 + res * np.arange(n), -1.0 + res * np.arange(n))
+    z = math.tan(math.radians(slope_deg)) * Y + np.random.default_rng(seed).uniform(-bumps_m, bumps_m, X.shape)
+    return HeightMap.from_fields(t, res, n, n, -1.0, -1.0, z.ravel())
+
+
+@pytest.mark.parametrize("slope_deg, bumps_m, needle", [
+    (0.0, 0.0, ""), (2.0, 0.0, ""), (5.0, 0.0, "tilted 5.0 deg"), (0.0, 0.03, "uneven, 1.7 cm RMS"),
+    (0.0, 0.005, ""),
+])
+def test_a_keyframe_goal_on_tilted_or_uneven_ground_is_flagged(slope_deg, bumps_m, needle):
+    """Session 30: the open-loop key-frame gaits fell on a 5 deg side slope and a ±3 cm rough floor through the
+    graph; keyframe_ground says why from the height map (max_tilt_deg 3, max_roughness_m 0.004 by default)."""
+    seq = GaitSequencer(parameter_set().values())
+    pose = np.array([0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 1.0])
+    g, _ = validate_crawl(crawl_goal(), seq.params)
+    assert seq.keyframe_ground(g, pose, 1.0) == ""                       # no map: nothing to say
+    seq.set_height_map(_ground_map(1.0, slope_deg, bumps_m), 1.0)
+    why = seq.keyframe_ground(g, pose, 1.5)
+    assert (needle in why and why.endswith("recorded on flat ground")) if needle else why == ""
+    if needle:
+        t, _ = validate_turn(SimpleNamespace(direction=0, angle_rad=0.0, cycles=2, speed_scale=1.0), seq.params)
+        assert seq.keyframe_ground(t, pose, 1.5) == why                  # a key-frame Turn too
+        assert seq.keyframe_ground(g, pose, 1.0 + 2.5) == ""             # the map is stale (max_map_age_s 2)
+        cart, _ = validate_crawl(crawl_goal(method=1), seq.params, iik_available=True)
+        assert seq.keyframe_ground(cart, pose, 1.5) == ""                # METHOD_IIK plans on the map itself
+        off = GaitSequencer(parameter_set().values({"keyframe_ground.policy": "off"}))
+        off.set_height_map(_ground_map(1.0, slope_deg, bumps_m), 1.0)
+        assert off.keyframe_ground(g, pose, 1.5) == ""
+
+
+def test_the_ground_alternative_is_the_cartesian_goal_or_a_rejection_with_both_reasons():
+    from atlas_crawl_controller.gait_sequencer import ground_alternative
+    p = parameter_set().values()
+    msg = crawl_goal(cycles=3, direction=1)
+    g, why = ground_alternative("crawl", msg, "tilted", p, iik_available=True)
+    assert why == "" and g.method == "iik" and g.direction == -1 and g.cycles == 3
+    assert g.description.endswith("instead of key-frames: tilted") and msg.method == 0      # the message unchanged
+    t, why = ground_alternative("turn", SimpleNamespace(direction=1, angle_rad=0.0, cycles=2, speed_scale=1.0,
+                                                       method=0, gait=0), "tilted", p, iik_available=True)
+    assert why == "" and t.method == "iik" and t.turn_sense == -1
+    g, why = ground_alternative("crawl", crawl_goal(gait=1), "tilted", p, iik_available=True)
+    assert g is None and why.startswith("tilted; METHOD_IIK instead is refused too") and "diagonal" in why
+    g, why = ground_alternative("crawl", msg, "tilted", p, iik_available=False)
+    assert g is None and "not available" in why
+    g, why = ground_alternative("crawl", msg, "tilted", parameter_set().values({"keyframe_ground.policy": "reject"}),
+                                iik_available=True)
+    assert g is None and why.startswith("tilted; send METHOD_IIK")
+
+
+@pytest.mark.parametrize("policy", ["cartesian", "reject"])
+def test_a_keyframe_crawl_that_reaches_such_ground_stops_at_the_next_cycle_boundary(policy):
+    """A 4-cycle key-frame crawl started on the flat: once the map under it shows a 5 deg slope it stops at the end
+    of the cycle it is in (not queued into the next one), in the crawl stance, with the reason; on the flat it
+    finishes all 4."""
+    h = Harness(parameter_set().values({"keyframe_ground.policy": policy, "success.confirm_min_s": 0.0}))
+    g, _ = validate_crawl(crawl_goal(cycles=4), h.p)
+    h.seq.set_height_map(_ground_map(0.0), 0.0)
+    h.seq.start(g, h.t, h.pose)
+    assert h.run(0.3) is None and len(h.refs) <= 4               # in cycle 0 (5 key-frames of 0.1 s)
+    h.seq.set_height_map(_ground_map(h.t, slope_deg=5.0), h.t)   # now on a slope
+    out = h.run(10.0)
+    assert out.status == "aborted" and out.cycles_completed == 1, out
+    assert out.reason.startswith("stopped after 1 cycle in the crawl stance: the ground under the robot is tilted "
+                                 "5.0 deg"), out.reason
+    assert ("sent again, it runs as METHOD_IIK" if policy == "cartesian" else "send METHOD_IIK") in out.reason
+    assert len(h.refs) == 5 and h.refs[-1].stance.all()         # nothing of cycle 1 was sent
+    flat = Harness(parameter_set().values({"success.confirm_min_s": 0.0}))
+    flat.seq.set_height_map(_ground_map(0.0), 0.0)
+    flat.seq.start(g, flat.t, flat.pose)
+    done = flat.run(20.0)
+    assert done.status == "succeeded" and done.cycles_completed == 4, done

@@ -43,3 +43,33 @@ def test_malformed_maps_are_rejected_with_a_reason(kw, needle):
     args.update(kw)
     with pytest.raises(HeightMapError, match=needle):
         HeightMap.from_fields(**args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-0.3, 0.3), st.floats(-0.3, 0.3), st.floats(-1, 1))
+def test_ground_fit_of_a_plane_is_its_tilt_and_no_roughness(a, b, c):
+    fit = _plane(a, b, c).ground_fit((0.0, 0.0), 0.4)
+    assert fit.tilt_rad == pytest.approx(math.atan(math.hypot(a, b)), abs=1e-9)
+    assert fit.roughness_m == pytest.approx(0.0, abs=1e-9)
+    assert fit.n_cells == sum(1 for i in range(11) for j in range(11)
+                              if (0.1 * i - 0.5) ** 2 + (0.1 * j - 0.5) ** 2 <= 0.4 ** 2 + 1e-12)
+
+
+def test_ground_fit_roughness_is_the_rms_about_the_plane_and_unknown_cells_are_left_out():
+    hm = _plane(0.0, 0.0, 0.0)
+    h = hm.heights.copy()
+    h[::2, :] += 0.02                 # rows alternate +2 cm / 0 about a level plane
+    h[5, 6] = np.nan
+    fit = HeightMap.from_fields(1.0, 0.1, 11, 11, -0.5, -0.5, h.ravel()).ground_fit((0.0, 0.0), 10.0)
+    z = h[np.isfinite(h)]
+    assert fit.n_cells == z.size == 120
+    assert fit.roughness_m == pytest.approx(0.01, rel=0.02)     # a ±1 cm square wave about the fitted plane
+    assert fit.tilt_rad < 0.01
+
+
+def test_ground_fit_needs_enough_known_cells_and_a_finite_centre():
+    hm = _plane(0.1, 0.0, 0.0)
+    assert hm.ground_fit((5.0, 5.0), 0.3) is None          # off the map
+    assert hm.ground_fit((0.0, 0.0), 0.1) is None          # 5 cells < min_cells
+    assert hm.ground_fit((math.nan, 0.0), 0.4) is None
+    assert hm.ground_fit((0.0, 0.0), -1.0) is None

@@ -422,6 +422,12 @@ class GaitSequencerNode(ReleasingLifecycleNode):
             reason = self._posture_rejection(mg)
             if reason:
                 return self._reject(kind, reason)
+            why = self._seq.keyframe_ground(mg, self._pose, self._now_s())
+            if why:
+                mg, reason = gs.ground_alternative(kind, goal, why, self.params, self._iik_available)
+                if mg is None:
+                    return self._reject(kind, reason)
+                self.get_logger().warn(f"{kind} goal runs as '{mg.description}' (keyframe_ground.policy cartesian)")
             if self._busy is not None:
                 return self._reject(kind, f"busy: already executing '{self._busy}' (one motion goal at a time; "
                                           "cancel it or wait)")
