@@ -754,7 +754,8 @@ class GaitSequencer:
     def _queue_next(self, run: _Run, step: _Step, t: float, support, pose) -> Optional[Reference]:
         """The next step, sent queued ``pipeline_lead_s`` before ``step`` ends, when nothing needs the step's end
         first (see the parameter); None otherwise. Across a cycle boundary only for a key-frame goal counted in
-        cycles (the next cycle is planned here)."""
+        cycles (the next cycle is planned here), and not onto ground :meth:`keyframe_ground` flags (the goal stops
+        at that boundary)."""
         p = self.params
         nxt = run.step_idx + 1
         if (p["pipeline_lead_s"] <= 0 or run.seq_queued is not None or run.cancel or run.stopping
