@@ -45,5 +45,19 @@ def test_a_keyframe_crawl_on_a_side_slope_runs_as_the_cartesian_crawl_by_default
     node.create_subscription(ControllerReference, topics.REFERENCE, lambda m: modes.append(m.mode), 50)
     rec = goals.run("crawl", {"cycles": 1}, cancel_when=lambda f: len(modes) >= 2, result_timeout_s=120)
     assert rec.accepted and rec.status in ("canceled", "succeeded"), (rec.status, rec.rejection_reason, rec.result)
-    assert modes and all(m == ControllerReference.MODE_CARTESIAN for m in modes), modes
+    # Cartesian references, no key-frame one (a hold may follow the cancel)
+    assert ControllerReference.MODE_CARTESIAN in modes and ControllerReference.MODE_KEYFRAME not in modes, modes
     assert not side_slope.sim.sim.fallen()[0]
+
+
+def test_diagnostics_say_what_a_keyframe_goal_would_do_here(side_slope):
+    from diagnostic_msgs.msg import DiagnosticArray
+    node = side_slope.create_node("ground_diag_probe")
+    seen = []
+    node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: seen.extend(
+        kv.value for st in m.status if "gait_sequencer" in st.name for kv in st.values if kv.key == "keyframe_ground"),
+        10)
+    t0 = time.monotonic()
+    while not any("tilt 5.0 deg" in v for v in seen) and time.monotonic() - t0 < 30.0:
+        time.sleep(0.1)
+    assert any(v == "tilt 5.0 deg, 0.0 cm RMS: key-frame goals run as METHOD_IIK" for v in seen), seen[-3:]

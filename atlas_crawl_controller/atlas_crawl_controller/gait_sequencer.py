@@ -674,21 +674,17 @@ class GaitSequencer:
         self._hmap = height_map
         self._t_map = t
 
-    def keyframe_ground(self, goal: MotionGoal, pelvis_pose, t: float) -> str:
-        """Why a key-frame Crawl / Turn should not play on the ground under the robot ("" when it may, or when
-        nothing says otherwise): the plane fitted to the height map within ``keyframe_ground.radius_m`` of the
-        pelvis is steeper than ``max_tilt_deg`` or the ground is rougher about it than ``max_roughness_m`` (RMS).
-        The recorded gaits are open loop, made on the flat floor. Unchecked ("") without a height map fresher than
-        ``max_map_age_s`` at host time ``t``, with ``policy`` off, or for other goals."""
+    def _ground_fit(self, pelvis_pose, t: float):
+        """:meth:`HeightMap.ground_fit` within ``keyframe_ground.radius_m`` of the pelvis on the latest height map,
+        or None without a map fresher than ``keyframe_ground.max_map_age_s`` at host time ``t`` (or too few cells)."""
         p = self.params
-        if goal.method != "keyframe" or goal.kind not in (CRAWL, TURN) or p["keyframe_ground.policy"] == "off":
-            return ""
         m, pose = self._hmap, np.asarray(pelvis_pose if pelvis_pose is not None else [math.nan] * 7, float)
         if m is None or self._t_map is None or not (0.0 <= t - self._t_map <= p["keyframe_ground.max_map_age_s"]):
-            return ""
-        fit = m.ground_fit(pose[:2], p["keyframe_ground.radius_m"])
-        if fit is None:
-            return ""
+            return None
+        return m.ground_fit(pose[:2], p["keyframe_ground.radius_m"])
+
+    def _ground_reasons(self, fit) -> list:
+        p = self.params
         why = []
         if math.degrees(fit.tilt_rad) > p["keyframe_ground.max_tilt_deg"]:
             why.append(f"the ground under the robot is tilted {math.degrees(fit.tilt_rad):.1f} deg "
@@ -696,9 +692,33 @@ class GaitSequencer:
         if fit.roughness_m > p["keyframe_ground.max_roughness_m"]:
             why.append(f"the ground under the robot is uneven, {100 * fit.roughness_m:.1f} cm RMS about its plane "
                        f"(keyframe_ground.max_roughness_m {p['keyframe_ground.max_roughness_m']:g} m)")
-        if not why:
+        return why
+
+    def keyframe_ground(self, goal: MotionGoal, pelvis_pose, t: float) -> str:
+        """Why a key-frame Crawl / Turn should not play on the ground under the robot ("" when it may, or when
+        nothing says otherwise): the plane fitted to the height map within ``keyframe_ground.radius_m`` of the
+        pelvis is steeper than ``max_tilt_deg`` or the ground is rougher about it than ``max_roughness_m`` (RMS).
+        The recorded gaits are open loop, made on the flat floor. Unchecked ("") without a height map fresher than
+        ``max_map_age_s`` at host time ``t``, with ``policy`` off, or for other goals."""
+        if goal.method != "keyframe" or goal.kind not in (CRAWL, TURN) or \
+                self.params["keyframe_ground.policy"] == "off":
             return ""
-        return "; ".join(why) + ": the key-frame gaits are open loop, recorded on flat ground"
+        fit = self._ground_fit(pelvis_pose, t)
+        why = self._ground_reasons(fit) if fit is not None else []
+        return "; ".join(why) + ": the key-frame gaits are open loop, recorded on flat ground" if why else ""
+
+    def ground_status(self, pelvis_pose, t: float) -> str:
+        """The ground under the robot as the key-frame check sees it, for diagnostics: the fit's tilt and roughness and
+        what a key-frame Crawl / Turn would do there."""
+        fit = self._ground_fit(pelvis_pose, t)
+        if fit is None:
+            return "not checked: no fresh height map under the robot"
+        head = f"tilt {math.degrees(fit.tilt_rad):.1f} deg, {100 * fit.roughness_m:.1f} cm RMS"
+        if not self._ground_reasons(fit):
+            return f"{head}: key-frame gaits allowed"
+        return f"{head}: key-frame goals " + {"cartesian": "run as METHOD_IIK", "reject": "rejected",
+                                               "off": "allowed (keyframe_ground.policy off)"}[
+            self.params["keyframe_ground.policy"]]
 
     def terrain_status(self, t: float) -> str:
         """What the next Cartesian plan would do at host time ``t``: "map" (a fresh height map, terrain.enabled), or

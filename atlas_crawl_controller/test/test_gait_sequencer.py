@@ -745,3 +745,14 @@ def test_a_keyframe_crawl_that_reaches_such_ground_stops_at_the_next_cycle_bound
     flat.seq.start(g, flat.t, flat.pose)
     done = flat.run(20.0)
     assert done.status == "succeeded" and done.cycles_completed == 4, done
+
+
+def test_the_ground_status_for_diagnostics():
+    seq = GaitSequencer(parameter_set().values())
+    pose = np.array([0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 1.0])
+    assert seq.ground_status(pose, 1.0) == "not checked: no fresh height map under the robot"
+    seq.set_height_map(_ground_map(1.0), 1.0)
+    assert seq.ground_status(pose, 1.5) == "tilt 0.0 deg, 0.0 cm RMS: key-frame gaits allowed"
+    seq.set_height_map(_ground_map(2.0, slope_deg=5.0), 2.0)
+    assert seq.ground_status(pose, 2.5) == "tilt 5.0 deg, 0.0 cm RMS: key-frame goals run as METHOD_IIK"
+    assert seq.ground_status(None, 2.5).startswith("not checked")

@@ -707,6 +707,7 @@ class GaitSequencerNode(ReleasingLifecycleNode):
         if t - self._terrain_t >= 1.0:              # diagnostics go out at 1 Hz
             self._terrain_t = t
             self._health().extra["terrain"] = self._seq.terrain_status(t)
+            self._health().extra["keyframe_ground"] = self._seq.ground_status(self._pose, t)
         if not self._seq.busy:
             self._maybe_start_velocity(t)
             if self._busy is None and t - self._last_keepalive >= self.params["keepalive_period_s"]:
