@@ -549,7 +549,7 @@ class GaitSequencer:
             per_cycle = max(1, sum(1 for r in raw if r["cycle"] == 0))
             steps_total = len(steps)
             gen = None
-        elif goal.kind in self.params["generator.start_posture_goals"] and self.params["generator.start_posture"]:
+        elif self._starts_in_posture(goal) and self.params["generator.start_posture"]:
             if support is None or getattr(support, "positions", None) is None:
                 raise ValueError("a Cartesian crawl needs the current support state (contact positions, CoM)")
             kf = self._load(self.params["generator.start_posture"]).keyframes[-1]
@@ -566,6 +566,12 @@ class GaitSequencer:
         if goal.method != "keyframe":
             run.gen, run.deferred = gen, deferred
         return run
+
+    def _starts_in_posture(self, goal: MotionGoal) -> bool:
+        """A Cartesian goal that first moves into ``generator.start_posture``: its kind is in
+        ``generator.start_posture_goals``, or it is a Crawl GAIT_DIAGONAL and ``diagonal_crawl`` is."""
+        goals = self.params["generator.start_posture_goals"]
+        return goal.kind in goals or (goal.kind == CRAWL and goal.gait == "diagonal" and "diagonal_crawl" in goals)
 
     def _plan_cartesian(self, goal: MotionGoal, pose0, support):
         """(steps, per_cycle, steps_total, generator state, goal) of a Cartesian goal run by the gait generator from

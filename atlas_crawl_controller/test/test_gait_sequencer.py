@@ -509,7 +509,7 @@ def test_a_cartesian_goal_first_moves_into_the_start_posture_then_plans_from_the
     """generator.start_posture (default crawl_stance_nominal, the sampling runner's start): a Cartesian Crawl or Turn
     sends one joint-space key-frame step into it, marked as preparation (``reposition_*``), and plans its gait only
     once that step is reached, from the contacts measured then; without positions then it aborts with the reason."""
-    assert parameter_set().values({})["generator.start_posture_goals"] == ["turn"]
+    assert parameter_set().values({})["generator.start_posture_goals"] == ["turn", "diagonal_crawl"]
     p = parameter_set().values({"generator.enabled": True, "generator.start_posture_goals": ["crawl", "turn"]})
     assert p["generator.start_posture"] == "crawl_stance_nominal"
     if kind == "crawl":
@@ -756,3 +756,23 @@ def test_the_ground_status_for_diagnostics():
     seq.set_height_map(_ground_map(2.0, slope_deg=5.0), 2.0)
     assert seq.ground_status(pose, 2.5) == "tilt 5.0 deg, 0.0 cm RMS: key-frame goals run as METHOD_IIK"
     assert seq.ground_status(None, 2.5).startswith("not checked")
+
+
+def test_a_diagonal_crawl_starts_in_the_posture_by_default_and_a_static_one_does_not():
+    """generator.start_posture_goals default [turn, diagonal_crawl] (session 30): a Cartesian Crawl GAIT_DIAGONAL first
+    moves into the start posture; the Cartesian static crawl plans at once."""
+    p = parameter_set().values({"generator.enabled": True, "generator.diagonal_enabled": True})
+    seq = GaitSequencer(p, script_loader=loader)
+    c0 = SimpleNamespace(positions=np.array([[0.62, 0.22, 0.0], [0.62, -0.22, 0.0], [0.0, 0.25, 0.0],
+                                             [0.0, -0.25, 0.0]]), com_xy=np.array([0.25, 0.0]))
+    pose = np.array([0, 0, 0.5, 0, 0.6159, 0, 0.7878])
+    diag, why = validate_crawl(crawl_goal(method=1, gait=1), p, iik_available=True)
+    assert diag is not None, why
+    run = seq.prepare(diag, pose, c0)
+    assert run.deferred and run.steps[0].name == "reposition_posture"
+    static, _ = validate_crawl(crawl_goal(method=1), p, iik_available=True)
+    run = seq.prepare(static, pose, c0)
+    assert not run.deferred and run.gen is not None
+    off = GaitSequencer(parameter_set().values({"generator.enabled": True, "generator.diagonal_enabled": True,
+                                                "generator.start_posture_goals": ["turn"]}), script_loader=loader)
+    assert not off.prepare(diag, pose, c0).deferred
