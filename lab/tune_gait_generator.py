@@ -182,7 +182,8 @@ def main():
     gen = {k: v for k, v in best.params.items() if k not in ("vx", "wz")}
     print(("--vx %.4g " % best.params["vx"] if "vx" in best.params else "")
           + ("--wz %.4g " % best.params["wz"] if "wz" in best.params else "")
-          + "--set " + " ".join([f"{k}={v:.4g}" for k, v in gen.items()] + a.fixed))
+          + "--set " + " ".join([f"{k}={v:.4g}" for k, v in gen.items()] + a.fixed
+                                + (["max_stride_m=1.0", "limits.vx_m_per_s=1.0"] if a.speed_target > 0 else [])))
 
 
 if __name__ == "__main__":
