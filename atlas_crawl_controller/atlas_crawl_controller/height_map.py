@@ -11,11 +11,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GroundFit", "HeightMap", "HeightMapError"]
+__all__ = ["GroundFit", "HeightMap", "HeightMapError", "fit_plane"]
 
 
 class HeightMapError(ValueError):
     """A height map that cannot be used (the message says why)."""
+
+
+def fit_plane(xy, z):
+    """Least-squares plane :math:`z = a x + b y + d` through the points ``xy`` (N, 2), ``z`` (N,) (N >= 3):
+    (a, b, d, RMS of the heights about it)."""
+    A = np.c_[np.asarray(xy, float).reshape(-1, 2), np.ones(len(z))]
+    coef, *_ = np.linalg.lstsq(A, z, rcond=None)
+    res = z - A @ coef
+    return float(coef[0]), float(coef[1]), float(coef[2]), float(np.sqrt(np.mean(res ** 2)))
 
 
 @dataclass(frozen=True)
@@ -93,8 +102,5 @@ class HeightMap:
         n = int(sel.sum())
         if n < max(3, min_cells):
             return None
-        A = np.column_stack([np.ones(n), X[sel] - c[0], Y[sel] - c[1]])
-        z = self.heights[sel]
-        coef, *_ = np.linalg.lstsq(A, z, rcond=None)
-        res = z - A @ coef
-        return GroundFit(float(math.atan(math.hypot(coef[1], coef[2]))), float(np.sqrt(np.mean(res ** 2))), n)
+        a, b, _d, rms = fit_plane(np.c_[X[sel] - c[0], Y[sel] - c[1]], self.heights[sel])
+        return GroundFit(float(math.atan(math.hypot(a, b))), rms, n)

@@ -48,7 +48,7 @@ import numpy as np
 
 from atlas_crawl_kinematics.cartesian_gait import min_jerk
 
-from ..height_map import HeightMap
+from ..height_map import HeightMap, fit_plane
 
 __all__ = ["Terrain"]
 
@@ -202,8 +202,7 @@ class Terrain:
         ok = np.isfinite(z)
         if ok.sum() < 3:
             return None
-        (a, b, d), *_ = np.linalg.lstsq(np.c_[xy[ok], np.ones(ok.sum())], z[ok], rcond=None)
-        return float(a), float(b), float(d)
+        return fit_plane(xy[ok], z[ok])[:3]
 
     def normal(self, contacts_xy) -> Optional[np.ndarray]:
         """Unit ground normal of the plane through the ground under ``contacts_xy`` (N >= 3, (N, 2)), tilt clamped;
